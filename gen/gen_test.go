@@ -503,7 +503,7 @@ func TestModelBootstrap(t *testing.T) {
 		"ocannlAdam64TrainLoss", "ocannlAdam64Backward", "ocannlAdamW64TrainLoss", "ocannlAdamW64Backward", "ocannlAdamW32TrainLoss", "ocannlAdamW32Backward",
 		"ocannlSGDClip64TrainLoss", "ocannlSGDClip64Backward", "ocannlCosine64TrainLoss", "ocannlCosine64Backward", "ocannlStepSGD64TrainLoss", "ocannlStepSGD64Backward",
 		"ocannlSideTrainLoss", "ocannlSideBackward", "ocannlSidePredict",
-		"ocannlTorchConvPredict", "ocannlTorchFlattenTrainLoss", "ocannlTorchFlattenBackward", "ocannlTorchFlattenPredict", "ocannlTorchGeluTrainLoss", "ocannlTorchGeluBackward",
+		"ocannlTorchConvPredict", "ocannlTorchFlattenTrainLoss", "ocannlTorchFlattenBackward", "ocannlTorchFlattenPredict", "ocannlTorchGeluTrainLoss", "ocannlTorchGeluBackward", "ocannlTorchGeluF32TrainLoss", "ocannlTorchGeluF32Backward",
 		"ocannlWideTrainLoss", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {
 		t.Errorf("kernels %v, want %v", first[0].Kernels, want)
@@ -516,7 +516,7 @@ func TestModelBootstrap(t *testing.T) {
 	// The state size the generator computes (and warns about) is every
 	// model struct's unsafe.Sizeof: go test ./model below checks them.
 	writeStateSizeTest(t, filepath.Join(dir, "model"), "model", first[0].StateSizes,
-		[]string{"API", "Inits", "Small", "Bigger", "Adam64", "AdamW64", "AdamW32", "SGDClip64", "Cosine64", "StepSGD64", "Side", "TorchConv", "TorchFlatten", "TorchGelu", "InitStats", "Wide"})
+		[]string{"API", "Inits", "Small", "Bigger", "Adam64", "AdamW64", "AdamW32", "SGDClip64", "Cosine64", "StepSGD64", "Side", "TorchConv", "TorchFlatten", "TorchGelu", "TorchGeluF32", "InitStats", "Wide"})
 	// -check covers the assembly files: a changed one is stale, and
 	// generation restores it.
 	if first[0].Asm == nil {

@@ -27,6 +27,7 @@ const (
 	Erf       PrimName = "erf"
 	Gelu      PrimName = "gelu"
 	GeluTanh  PrimName = "gelu_tanh"
+	GeluGrad  PrimName = "gelu_grad"
 	Not       PrimName = "not"
 	Add       PrimName = "add"
 	Sub       PrimName = "sub"

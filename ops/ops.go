@@ -128,11 +128,15 @@ type Term struct {
 // of $r are converted to the element type first. With Float64 the
 // expression is computed in float64, as the interpreter computes it: in
 // a float32 kernel every operand is converted with float64(...) and the
-// result back to float32.
+// result back to float32. Float32, when set, is the expression a float32
+// kernel computes instead of Expr, in float32 (the float32 GELU calls
+// package rt's float32 functions, which the assembly kernels repeat bit
+// for bit).
 type GoRecipe struct {
 	Expr    string
 	Branch  *GoBranch
 	Float64 bool
+	Float32 string
 	Imports []string
 }
 

@@ -88,6 +88,9 @@ func TestPrimEntriesComplete(t *testing.T) {
 		default:
 			checkTemplate(t, string(p.Name), p.Go.Expr, p.Arity, false)
 		}
+		if p.Go.Float32 != "" {
+			checkTemplate(t, string(p.Name), p.Go.Float32, p.Arity, false)
+		}
 		switch p.Syntax {
 		case Func:
 			if p.Arity == 2 || len(p.Infix) > 0 {
@@ -173,6 +176,8 @@ func TestEvalValues(t *testing.T) {
 		{"gelu", [3]float64{0}, 0},
 		{"gelu", [3]float64{1}, 0.841344746068543}, // Φ(1) = 0.84134474606854293, rounded twice
 		{"gelu_tanh", [3]float64{1}, 0.8411919906082768},
+		{"gelu_grad", [3]float64{0}, 0.5},
+		{"gelu_grad", [3]float64{1}, 1.0833154705876864}, // Φ(1) + φ(1) = 1.08331547058768630
 		{"not", [3]float64{0}, 1},
 		{"not", [3]float64{-2}, 0},
 		{"add", [3]float64{2, 3}, 5},

@@ -1,6 +1,9 @@
 package ops
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Helpers for writing derivative rules.
 var (
@@ -31,6 +34,23 @@ var geluT = ap(Tanh, ap(Mul, c(geluK), ap(Add, x(0), ap(Mul, c(geluA), ap(Mul, x
 
 // geluErf is x Φ(x) as the Go recipe computes it.
 func geluErf(x float64) float64 { return 0.5 * x * (1 + math.Erf(x*0.7071067811865476)) }
+
+// geluGrad is gelu's derivative Φ(x) + x φ(x) as the float64 Go recipe
+// computes it: the expression of gelu's derivative rule before gelu_grad
+// existed, so that float64 results keep their bits.
+func geluGrad(x float64) float64 {
+	return 0.5*(1+math.Erf(x*(1/math.Sqrt2))) + x*(1/math.Sqrt(2*math.Pi)*math.Exp(-0.5*(x*x)))
+}
+
+// geluGradGo is geluGrad as a Go recipe.
+var geluGradGo = "0.5*(1+math.Erf($0*" + strconv.FormatFloat(1/math.Sqrt2, 'g', -1, 64) + ")) + $0*(" +
+	strconv.FormatFloat(1/math.Sqrt(2*math.Pi), 'g', -1, 64) + "*math.Exp(-0.5*($0*$0)))"
+
+// geluRecipe is a recipe computing f64 in float64 and calling f32 (a
+// function of package rt) in float32 kernels.
+func geluRecipe(f64, f32 string) GoRecipe {
+	return GoRecipe{Expr: f64, Float64: true, Float32: f32, Imports: []string{"math", "github.com/ocannlgen/ocannlgen/rt"}}
+}
 
 // geluTanh is the tanh approximation as the Go recipe computes it.
 func geluTanh(x float64) float64 {
@@ -141,11 +161,21 @@ var prims = [...]Prim{
 	// gelu x = x Φ(x) = x (1 + erf(x/√2))/2, PyTorch's default GELU.
 	{Name: Gelu, Arity: 1, Syntax: Func,
 		Eval: func(a *[3]float64) float64 { return geluErf(a[0]) },
-		// d gelu x = Φ(x) + x φ(x), φ(x) = e^(-x²/2)/√(2π)
-		Grad: []*Deriv{d(ap(Mul, g, ap(Add,
-			ap(Mul, c(0.5), ap(Add, c(1), ap(Erf, ap(Mul, x(0), c(1/math.Sqrt2))))),
-			ap(Mul, x(0), ap(Mul, c(1/math.Sqrt(2*math.Pi)), ap(Exp, ap(Mul, c(-0.5), ap(Mul, x(0), x(0)))))))))},
-		Go:      goMath("0.5 * $0 * (1 + math.Erf($0*0.7071067811865476))"),
+		// d gelu x = Φ(x) + x φ(x), φ(x) = e^(-x²/2)/√(2π): gelu_grad.
+		Grad: []*Deriv{d(ap(Mul, g, ap(GeluGrad, x(0))))},
+		// float32: rt.Gelu32, x Φ(x) in float32 operations that the
+		// assembly kernels repeat bit for bit (docs/design.md).
+		Go:      geluRecipe("0.5 * $0 * (1 + math.Erf($0*0.7071067811865476))", "rt.Gelu32($0)"),
+		Domains: []Domain{{Lo: -4, Hi: 4}}},
+	// gelu_grad x = Φ(x) + x φ(x), gelu's derivative (autodiff introduces
+	// it). In float64 the former derivative expression, in float32
+	// rt.GeluGrad32.
+	{Name: GeluGrad, Arity: 1, Syntax: Internal,
+		Eval: func(a *[3]float64) float64 { return geluGrad(a[0]) },
+		// φ(x) (2 - x²)
+		Grad: []*Deriv{d(ap(Mul, g, ap(Mul, ap(Mul, c(1/math.Sqrt(2*math.Pi)), ap(Exp, ap(Mul, c(-0.5), ap(Mul, x(0), x(0))))),
+			ap(Sub, c(2), ap(Mul, x(0), x(0))))))},
+		Go:      geluRecipe(geluGradGo, "rt.GeluGrad32($0)"),
 		Domains: []Domain{{Lo: -4, Hi: 4}}},
 	// gelu_tanh x = x (1 + tanh(√(2/π) (x + 0.044715 x³)))/2, PyTorch's
 	// GELU(approximate="tanh").

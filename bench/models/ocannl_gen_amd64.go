@@ -731,6 +731,11 @@ func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap74AVX512 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap75AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
@@ -760,6 +765,11 @@ func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap82AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap82AVX512(c *float32, x0 *float32)
 
 // ocannlMap83AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
@@ -820,6 +830,11 @@ func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap94AVX512(c *float32, x0 *float32)
+
+// ocannlMap95AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,gelu_grad(x1)),0).
+//
+//go:noescape
+func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap96AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
@@ -2141,7 +2156,7 @@ func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap94AVX2(c *float32, x0 *float32)
 
-// ocannlMap95AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0).
+// ocannlMap95AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,gelu_grad(x1)),0).
 //
 //go:noescape
 func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)

@@ -675,6 +675,11 @@ func ocannlMap73AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap73AVX512 called without assembly")
 }
 
+// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap74AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap74AVX512 called without assembly")
+}
+
 // ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap75AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap75AVX512 called without assembly")
@@ -702,6 +707,9 @@ func ocannlMap80AVX512(c, x0, x1, x2 *float32) {
 func ocannlMap81AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap81AVX512 called without assembly")
 }
+
+// ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap82AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap82AVX512 called without assembly") }
 
 // ocannlMap83AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap83AVX512(c, x0, x1 *float32) {
@@ -754,6 +762,11 @@ func ocannlMap93AVX512(c, x0, x1 *float32) {
 
 // ocannlMap94AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap94AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX512 called without assembly") }
+
+// ocannlMap95AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap95AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
+}
 
 // ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap96AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap96AVX512 called without assembly") }

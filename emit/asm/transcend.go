@@ -24,10 +24,12 @@ import (
 // tier has float32 exp and exp2 (exp32 on 16 lanes: the same operations
 // lane by lane, so the same bits as the AVX2 kernel), and sqrt, recip,
 // neg, not and sat01 in both precisions: the primitives of a softmax and
-// a layer norm.
+// a layer norm, and the float32 gelu and gelu_grad (gelu32.go: float32
+// operations that the Go path, package rt, repeats bit for bit).
 //
 // The functions the Go path computes in float64 (log, log2, tanh, erf,
-// gelu, gelu_tanh, recip_sqrt, fma) are computed here in float64 lanes
+// gelu and gelu_grad of float64 arrays, gelu_tanh, recip_sqrt, fma) are
+// computed here in float64 lanes
 // too: a float32 vector is widened into two float64 halves, each half is
 // evaluated and the halves are narrowed back. So float32 results are the
 // float64 value rounded once more, exactly as float32(math.Log(float64(x)))
@@ -46,7 +48,7 @@ import (
 // transPrims are the primitives of this file, with their arity.
 var transPrims = map[ops.PrimName]int{
 	ops.Exp: 1, ops.Exp2: 1, ops.Log: 1, ops.Log2: 1, ops.Tanh: 1, ops.Sqrt: 1, ops.Recip: 1, ops.RecipSqrt: 1,
-	ops.Neg: 1, ops.Not: 1, ops.Sat01: 1, ops.FMA: 3, ops.Erf: 1, ops.Gelu: 1, ops.GeluTanh: 1,
+	ops.Neg: 1, ops.Not: 1, ops.Sat01: 1, ops.FMA: 3, ops.Erf: 1, ops.Gelu: 1, ops.GeluTanh: 1, ops.GeluGrad: 1,
 }
 
 // mapArity is the arity of a primitive a pointwise kernel evaluates;
@@ -63,7 +65,7 @@ func mapArity(prim ops.PrimName) (n int, known bool) {
 // of nanoseconds an element), so that a kernel pays from fewer elements
 // than a map of adds (MinCostlyMapElems).
 var costlyPrims = map[ops.PrimName]bool{ops.Exp: true, ops.Exp2: true, ops.Log: true, ops.Log2: true, ops.Tanh: true,
-	ops.Erf: true, ops.Gelu: true, ops.GeluTanh: true}
+	ops.Erf: true, ops.Gelu: true, ops.GeluTanh: true, ops.GeluGrad: true}
 
 // minMapElems is the shortest axis a pointwise kernel evaluating e runs.
 func minMapElems(e loopir.Expr, kn target.Kernels) int {
@@ -97,7 +99,8 @@ func (m *MapSpec) usesTrans() bool { return usesPrim(m.Expr, transPrims) }
 // element type (the others widen to float64 or use AVX2-only
 // instructions).
 var wideTrans = map[string]map[ops.PrimName]bool{
-	"float32": {ops.Exp: true, ops.Exp2: true, ops.Sqrt: true, ops.Recip: true, ops.Neg: true, ops.Not: true, ops.Sat01: true},
+	"float32": {ops.Exp: true, ops.Exp2: true, ops.Sqrt: true, ops.Recip: true, ops.Neg: true, ops.Not: true, ops.Sat01: true,
+		ops.Gelu: true, ops.GeluGrad: true},
 	"float64": {ops.Sqrt: true, ops.Recip: true, ops.Neg: true, ops.Not: true, ops.Sat01: true},
 }
 
@@ -279,6 +282,16 @@ func (g *mgen) transcend(prim ops.PrimName, a []reg.VecVirtual) (v reg.VecVirtua
 			return g.exp32(a[0], prim == ops.Exp2), true
 		}
 		return g.exp64(a[0], prim == ops.Exp2), true
+	case ops.Gelu:
+		if g.es == 4 {
+			return g.gelu32(a[0]), true
+		}
+		return g.gelu64(a[0]), true
+	case ops.GeluGrad:
+		if g.es == 4 {
+			return g.geluGrad32(a[0]), true
+		}
+		return g.geluGrad64(a[0]), true
 	default:
 		return g.viaF64(a, g.f64Func(prim)), true
 	}
@@ -315,8 +328,6 @@ func (g *mgen) f64Func(prim ops.PrimName) func([]reg.VecVirtual) reg.VecVirtual 
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.tanh64(x[0]) }
 	case ops.Erf:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.erf64(x[0], x[0]) }
-	case ops.Gelu:
-		return func(x []reg.VecVirtual) reg.VecVirtual { return g.gelu64(x[0]) }
 	case ops.GeluTanh:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.geluTanh64(x[0]) }
 	case ops.RecipSqrt:

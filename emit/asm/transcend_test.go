@@ -28,6 +28,10 @@ type transFunc struct {
 	ulp64 int
 	exact bool
 	dense bool
+	// ref32, when set, is the float32 reference (the Go path's function
+	// when it is not the float64 one rounded); only32 leaves float64 out.
+	ref32  string
+	only32 bool
 }
 
 // transFuncs are the swept primitives. The bounds are the documented
@@ -36,6 +40,10 @@ type transFunc struct {
 // math.Erf, math.Tanh and amd64 math.Exp operation for operation, so
 // they are exact: any difference in erf or tanh would be amplified in
 // the gelus where 1 + erf (1 + tanh) cancels, up to thousands of ulps.
+// float32 gelu and gelu_grad compute rt.Gelu32 and rt.GeluGrad32
+// (float32 operations) and must match them bit for bit; float64
+// gelu_grad is the former derivative expression (its exp within exp's
+// bound), checked in the composite maps.
 var transFuncs = []transFunc{
 	{prim: "exp", ref: "expRef", ulp32: 1, ulp64: 2},
 	{prim: "exp2", ref: "math.Exp2", ulp32: 1, ulp64: 2},
@@ -43,7 +51,8 @@ var transFuncs = []transFunc{
 	{prim: "log2", ref: "log2Ref", ulp32: 1, ulp64: 2},
 	{prim: "tanh", ref: "math.Tanh", ulp32: 1, ulp64: 2},
 	{prim: "erf", ref: "math.Erf", exact: true, dense: true},
-	{prim: "gelu", ref: "geluRef", exact: true, dense: true},
+	{prim: "gelu", ref: "geluRef", exact: true, dense: true, ref32: "gelu32Ref"},
+	{prim: "gelu_grad", exact: true, dense: true, ref32: "geluGrad32Ref", only32: true},
 	{prim: "gelu_tanh", ref: "geluTanhRef", exact: true, dense: true},
 	{prim: "sqrt", ref: "math.Sqrt", exact: true},
 	{prim: "recip", ref: "func(x float64) float64 { return 1 / x }", exact: true},
@@ -72,6 +81,8 @@ func transMapCases() []MapSpec {
 			// gelu of a bias add (the bias at stride 0 in a row, moving by row), plus erf.
 			MapSpec{Elem: elem, N: 150, Rows: 3, RowStride: []int{151, 150, 1}, Expr: ap("add", ap("gelu", ap("add", x(0), x(1))), ap("erf", x(0))), Stride0: []bool{false, true}},
 			MapSpec{Elem: elem, N: 45, Expr: ap("mul", ap("gelu_tanh", ap("sub", x(0), x(1))), x(1)), Stride0: []bool{false, true}, Accumulate: true},
+			// gelu's backward map: the gradient times gelu_grad of the input.
+			MapSpec{Elem: elem, N: 77, Rows: 2, RowStride: []int{80, 77, 80}, Expr: ap("mul", x(0), ap("gelu_grad", x(1))), Stride0: []bool{false, false}},
 		)
 	}
 	return out
@@ -102,18 +113,28 @@ func TestTranscendentalSweep(t *testing.T) {
 	}
 	set := NewSet(Tiers()...)
 	var b bytes.Buffer
-	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"math/rand/v2\"\n\t\"os\"\n)\n\nfunc main() {\n\tbad := 0\n")
+	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"math/rand/v2\"\n\t\"os\"\n\n\t\"github.com/ocannlgen/ocannlgen/rt\"\n)\n\nfunc main() {\n\tbad := 0\n")
 	avx2 := AVX2()
+	var swept []int // the maps of the unary sweep and of fma, in order
 	for _, elem := range []string{"float32", "float64"} {
 		for _, f := range transFuncs {
+			if f.only32 && elem == "float64" {
+				continue
+			}
+			ref := f.ref
+			if f.ref32 != "" && elem == "float32" {
+				ref = f.ref32
+			}
 			i := set.AddMap(MapSpec{Elem: elem, N: sweepChunk, Expr: &loopir.Apply{Prim: f.prim, Args: []loopir.Expr{&loopir.Load{Tensor: 0}}}, Stride0: []bool{false}})
 			bound := f.ulp32
 			if elem == "float64" {
 				bound = f.ulp64
 			}
-			fmt.Fprintf(&b, "\tbad += sweep%s(%q, %s, %s, %d, %v, %v)\n", elem[5:], f.prim, set.MapName(i, avx2), f.ref, bound, f.exact, f.dense)
+			swept = append(swept, i)
+			fmt.Fprintf(&b, "\tbad += sweep%s(%q, %s, %s, %d, %v, %v)\n", elem[5:], f.prim, set.MapName(i, avx2), ref, bound, f.exact, f.dense)
 		}
 		i := set.AddMap(MapSpec{Elem: elem, N: sweepChunk, Expr: &loopir.Apply{Prim: "fma", Args: []loopir.Expr{&loopir.Load{Tensor: 0}, &loopir.Load{Tensor: 1}, &loopir.Load{Tensor: 2}}}, Stride0: []bool{false, false, false}})
+		swept = append(swept, i)
 		fmt.Fprintf(&b, "\tbad += fma%s(%s)\n", elem[5:], set.MapName(i, avx2))
 	}
 	maps := transMapCases()
@@ -138,14 +159,11 @@ func TestTranscendentalSweep(t *testing.T) {
 	// in float32: TestWideMapsMatchAVX2 checks those twins' bits
 	// against the AVX2 kernels).
 	avx512 := AVX512()
-	for i := range len(transFuncs) + 1 {
-		for j, elem := range []string{"float32", "float64"} {
-			k := j*(len(transFuncs)+1) + i
-			name := set.MapName(k, avx512) + "(SB)"
-			spec := set.maps[k]
-			if got := bytes.Contains(files[AsmFile], []byte(name)); got != spec.EmitsIn(avx512) {
-				t.Errorf("%s map %d (%s): AVX-512 twin emitted %v, EmitsIn %v", elem, k, mapDesc(&spec), got, spec.EmitsIn(avx512))
-			}
+	for _, k := range swept {
+		name := set.MapName(k, avx512) + "(SB)"
+		spec := set.maps[k]
+		if got := bytes.Contains(files[AsmFile], []byte(name)); got != spec.EmitsIn(avx512) {
+			t.Errorf("%s map %d (%s): AVX-512 twin emitted %v, EmitsIn %v", spec.Elem, k, mapDesc(&spec), got, spec.EmitsIn(avx512))
 		}
 	}
 	out, err := runKernelModule(t, files, b.Bytes())
@@ -166,7 +184,18 @@ func log_[T float32 | float64](x T) T        { return T(math.Log(float64(x))) }
 func log2_[T float32 | float64](x T) T       { return T(math.Log2(float64(x))) }
 func tanh_[T float32 | float64](x T) T       { return T(math.Tanh(float64(x))) }
 func erf_[T float32 | float64](x T) T        { return T(math.Erf(float64(x))) }
-func gelu_[T float32 | float64](x T) T       { return T(geluRef(float64(x))) }
+func gelu_[T float32 | float64](x T) T {
+	if f, ok := any(x).(float32); ok {
+		return T(rt.Gelu32(f))
+	}
+	return T(geluRef(float64(x)))
+}
+func gelu_grad_[T float32 | float64](x T) T {
+	if f, ok := any(x).(float32); ok {
+		return T(rt.GeluGrad32(f))
+	}
+	return T(geluGradRef(float64(x)))
+}
 func gelu_tanh_[T float32 | float64](x T) T  { return T(geluTanhRef(float64(x))) }
 func sqrt_[T float32 | float64](x T) T       { return T(math.Sqrt(float64(x))) }
 func recip_[T float32 | float64](x T) T      { return 1 / x }
@@ -217,6 +246,15 @@ func log2Ref(x float64) float64 {
 
 // geluRef and geluTanhRef are ops' Go recipes of gelu and gelu_tanh.
 func geluRef(x float64) float64 { return 0.5 * x * (1 + math.Erf(x*0.7071067811865476)) }
+
+// gelu32Ref and geluGrad32Ref are the float32 Go path (package rt).
+func gelu32Ref(x float64) float64     { return float64(rt.Gelu32(float32(x))) }
+func geluGrad32Ref(x float64) float64 { return float64(rt.GeluGrad32(float32(x))) }
+
+// geluGradRef is ops' float64 Go recipe of gelu_grad.
+func geluGradRef(x float64) float64 {
+	return 0.5*(1+math.Erf(x*0.7071067811865476)) + x*(0.3989422804014327*math.Exp(-0.5*(x*x)))
+}
 
 func geluTanhRef(x float64) float64 {
 	return 0.5 * x * (1 + math.Tanh(0.7978845608028654*(x+0.044715*x*x*x)))
@@ -542,13 +580,16 @@ func TestTranscendentalFit(t *testing.T) {
 	if !bytes.Contains(files[AsmFile], []byte("VRNDSCALEPS")) || !bytes.Contains(files[AsmFile], []byte("ocannlMap0AVX512")) || !bytes.Contains(files[AsmFile], []byte("ocannlMap1AVX512")) {
 		t.Errorf("no AVX-512 exp or exact kernel:\n%s", files[AsmFile])
 	}
-	// erf, gelu and gelu_tanh of a bias add: AVX2-only kernels that fit,
-	// in both element types, run from MinCostlyMapElems elements.
+	// erf, gelu, gelu_tanh and gelu_grad of a bias add: kernels that fit,
+	// in both element types, run from MinCostlyMapElems elements;
+	// AVX2-only but for the float32 gelu and gelu_grad (float32
+	// operations, which the AVX-512 tier emits too).
 	kn := target.AVX2().Kernels
 	for _, elem := range []string{"float32", "float64"} {
-		for _, p := range []ops.PrimName{ops.Erf, ops.Gelu, ops.GeluTanh} {
+		for _, p := range []ops.PrimName{ops.Erf, ops.Gelu, ops.GeluTanh, ops.GeluGrad} {
 			m := MapSpec{Elem: elem, N: 100, Expr: ap(p, ap("add", x(0), x(1))), Stride0: []bool{false, true}}
-			if !m.fitsAVX2() || !m.avx2Only() || m.EmitsIn(AVX512()) || minMapElems(m.Expr, kn) != kn.MinCostlyMapElems {
+			wide := elem == "float32" && (p == ops.Gelu || p == ops.GeluGrad)
+			if !m.fitsAVX2() || m.avx2Only() == wide || m.EmitsIn(AVX512()) != wide || minMapElems(m.Expr, kn) != kn.MinCostlyMapElems {
 				t.Errorf("%s map: fits %v, AVX2 only %v, in AVX512 %v, from %d elements", mapDesc(&m), m.fitsAVX2(), m.avx2Only(), m.EmitsIn(AVX512()), minMapElems(m.Expr, kn))
 			}
 		}
@@ -568,9 +609,9 @@ func TestTranscendentalTiming(t *testing.T) {
 	set := NewSet(target.AVX2())
 	var b bytes.Buffer
 	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"testing\"\n)\n\nfunc main() {\n")
-	goFn := map[string]string{"exp": "math.Exp", "tanh": "math.Tanh", "log": "math.Log", "erf": "math.Erf", "gelu": "geluRef", "gelu_tanh": "geluTanhRef"}
+	goFn := map[string]string{"exp": "math.Exp", "tanh": "math.Tanh", "log": "math.Log", "erf": "math.Erf", "gelu": "geluRef", "gelu_tanh": "geluTanhRef", "gelu_grad": "geluGradRef"}
 	for _, elem := range []string{"float32", "float64"} {
-		for _, prim := range []string{"exp", "tanh", "log", "erf", "gelu", "gelu_tanh"} {
+		for _, prim := range []string{"exp", "tanh", "log", "erf", "gelu", "gelu_tanh", "gelu_grad"} {
 			if which != "1" && !slices.Contains(strings.Split(which, ","), prim) {
 				continue
 			}
@@ -585,6 +626,7 @@ func TestTranscendentalTiming(t *testing.T) {
 	}
 	b.WriteString("}\n")
 	b.WriteString("\nfunc geluRef(x float64) float64 { return 0.5 * x * (1 + math.Erf(x*0.7071067811865476)) }\n")
+	b.WriteString("\nfunc geluGradRef(x float64) float64 {\n\treturn 0.5*(1+math.Erf(x*0.7071067811865476)) + x*(0.3989422804014327*math.Exp(-0.5*(x*x)))\n}\n")
 	b.WriteString("\nfunc geluTanhRef(x float64) float64 {\n\treturn 0.5 * x * (1 + math.Tanh(0.7978845608028654*(x+0.044715*x*x*x)))\n}\n")
 	files, err := set.Files("main")
 	if err != nil {

@@ -2,8 +2,10 @@ package gocode
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -266,12 +268,21 @@ var _ = unsafe.Pointer(nil)
 // and vets it, and returns the outputs main printed (see parseOutputs).
 func runVetModule(t testing.TB, src []byte, main string) map[string][]float64 {
 	t.Helper()
-	dir := testutil.WriteModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(main)})
-	runOut, err := testutil.GoCmd(t, dir, goEnv, "run", ".")
+	files := map[string][]byte{"kernels.go": src, "main.go": []byte(main)}
+	env := goEnv
+	var dir string
+	if bytes.Contains(src, []byte(`"github.com/ocannlgen/ocannlgen/rt"`)) {
+		// The float32 GELU calls package rt.
+		dir = testutil.WriteRepoModule(t, files)
+		env = append(slices.Clone(goEnv), "GOFLAGS=-mod=mod")
+	} else {
+		dir = testutil.WriteModule(t, files)
+	}
+	runOut, err := testutil.GoCmd(t, dir, env, "run", ".")
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
 	}
-	if o, err := testutil.GoCmd(t, dir, goEnv, "vet", "."); err != nil {
+	if o, err := testutil.GoCmd(t, dir, env, "vet", "."); err != nil {
 		t.Errorf("go vet: %v\n%s", err, o)
 	}
 	got, _ := parseOutputs(t, runOut)

@@ -225,9 +225,12 @@ func (k *kgen) applyRecipe(p *ops.Prim, args []val, blk *[]jen.Code) (val, error
 	r := &recipe{k: k, args: args, imports: p.Go.Imports}
 	var v val
 	var err error
-	if p.Go.Branch != nil {
+	switch {
+	case p.Go.Float32 != "" && k.elem == "float32":
+		v, err = r.expr(p.Go.Float32, false)
+	case p.Go.Branch != nil:
 		v, err = r.branch(p.Go.Branch, blk)
-	} else {
+	default:
 		v, err = r.expr(p.Go.Expr, p.Go.Float64)
 	}
 	if err != nil {

@@ -4751,8 +4751,14 @@ type ocannlCharLMTrainLossPart22 struct {
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r24 *ocannlCharLMTrainLossPart22) Part(j23 int) {
 	pNetBlock1Linear2B, scratch := r24.pNetBlock1Linear2B, r24.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap10AVX512(&scratch.net_block_1_linear_1_x[i0][i1+8*j23][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j23][0], &pNetBlock1Linear2B[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap10AVX2(&scratch.net_block_1_linear_1_x[i0][i1+8*j23][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j23][0], &pNetBlock1Linear2B[0])
@@ -4764,7 +4770,7 @@ func (r24 *ocannlCharLMTrainLossPart22) Part(j23 int) {
 				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1+8*j23]
 				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j23]
 				for i2 := range 384 {
-					net_block_1_linear_1_xRow[i2] = float32(0.5 * float64(net_block_1_linear_1_x_1Row[i2]+pNetBlock1Linear2B[i2]) * (1 + math.Erf(float64(net_block_1_linear_1_x_1Row[i2]+pNetBlock1Linear2B[i2])*0.7071067811865476)))
+					net_block_1_linear_1_xRow[i2] = rt.Gelu32(net_block_1_linear_1_x_1Row[i2] + pNetBlock1Linear2B[i2])
 				}
 			}
 		}
@@ -5676,8 +5682,14 @@ type ocannlCharLMTrainLossPart46 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r49 *ocannlCharLMTrainLossPart46) Part(j47 int) {
 	pNetBlock2Linear2B, scratch := r49.pNetBlock2Linear2B, r49.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap10AVX512(&scratch.net_block_2_linear_1_x[i0][i1+8*j47][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j47][0], &pNetBlock2Linear2B[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap10AVX2(&scratch.net_block_2_linear_1_x[i0][i1+8*j47][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j47][0], &pNetBlock2Linear2B[0])
@@ -5689,7 +5701,7 @@ func (r49 *ocannlCharLMTrainLossPart46) Part(j47 int) {
 				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1+8*j47]
 				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j47]
 				for i2 := range 384 {
-					net_block_2_linear_1_xRow[i2] = float32(0.5 * float64(net_block_2_linear_1_x_1Row[i2]+pNetBlock2Linear2B[i2]) * (1 + math.Erf(float64(net_block_2_linear_1_x_1Row[i2]+pNetBlock2Linear2B[i2])*0.7071067811865476)))
+					net_block_2_linear_1_xRow[i2] = rt.Gelu32(net_block_2_linear_1_x_1Row[i2] + pNetBlock2Linear2B[i2])
 				}
 			}
 		}
@@ -6601,8 +6613,14 @@ type ocannlCharLMTrainLossPart70 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlCharLMTrainLossPart70) Part(j71 int) {
 	pNetBlock3Linear2B, scratch := r74.pNetBlock3Linear2B, r74.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap10AVX512(&scratch.net_block_3_linear_1_x[i0][i1+8*j71][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j71][0], &pNetBlock3Linear2B[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap10AVX2(&scratch.net_block_3_linear_1_x[i0][i1+8*j71][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j71][0], &pNetBlock3Linear2B[0])
@@ -6614,7 +6632,7 @@ func (r74 *ocannlCharLMTrainLossPart70) Part(j71 int) {
 				net_block_3_linear_1_x_1Row := &scratch.net_block_3_linear_1_x_1[i0][i1+8*j71]
 				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j71]
 				for i2 := range 384 {
-					net_block_3_linear_1_xRow[i2] = float32(0.5 * float64(net_block_3_linear_1_x_1Row[i2]+pNetBlock3Linear2B[i2]) * (1 + math.Erf(float64(net_block_3_linear_1_x_1Row[i2]+pNetBlock3Linear2B[i2])*0.7071067811865476)))
+					net_block_3_linear_1_xRow[i2] = rt.Gelu32(net_block_3_linear_1_x_1Row[i2] + pNetBlock3Linear2B[i2])
 				}
 			}
 		}
@@ -8886,11 +8904,11 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	      for i3 in 0..383:
 //	        net.block#3.linear#1/x.grad[i0, i1, i3] += net.block#3.linear#1.w[i2, i3] * net.block#3.dropout#2/x.grad[i0, i1, i2]
 //
-//	# backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#3.linear#1/x.2.grad
+//	# backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#3.linear#1/x.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:
-//	      _net.block#3.linear#1/x.2.grad[i0, i1, i2] += net.block#3.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#3.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#3.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#3.linear#1/x.2[i0, i1, i2] * _net.block#3.linear#1/x.2[i0, i1, i2])))))
+//	      _net.block#3.linear#1/x.2.grad[i0, i1, i2] += net.block#3.linear#1/x.grad[i0, i1, i2] * gelu_grad(_net.block#3.linear#1/x.2[i0, i1, i2])
 //
 //	# backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g1 =+ g; g1 is _net.block#3.linear#1/x.1.grad (the copy elided: _net.block#3.linear#1/x.1.grad reads _net.block#3.linear#1/x.2.grad)
 //
@@ -9283,11 +9301,11 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	      for i3 in 0..383:
 //	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net.block#2.dropout#2/x.grad[i0, i1, i2]
 //
-//	# backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#2.linear#1/x.2.grad
+//	# backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#2.linear#1/x.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:
-//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += net.block#2.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#2.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#2.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#2.linear#1/x.2[i0, i1, i2] * _net.block#2.linear#1/x.2[i0, i1, i2])))))
+//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += net.block#2.linear#1/x.grad[i0, i1, i2] * gelu_grad(_net.block#2.linear#1/x.2[i0, i1, i2])
 //
 //	# backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad (the copy elided: _net.block#2.linear#1/x.1.grad reads _net.block#2.linear#1/x.2.grad)
 //
@@ -9680,11 +9698,11 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	      for i3 in 0..383:
 //	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net.block#1.dropout#2/x.grad[i0, i1, i2]
 //
-//	# backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#1.linear#1/x.2.grad
+//	# backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#1.linear#1/x.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:
-//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += net.block#1.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#1.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#1.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#1.linear#1/x.2[i0, i1, i2] * _net.block#1.linear#1/x.2[i0, i1, i2])))))
+//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += net.block#1.linear#1/x.grad[i0, i1, i2] * gelu_grad(_net.block#1.linear#1/x.2[i0, i1, i2])
 //
 //	# backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad (the copy elided: _net.block#1.linear#1/x.1.grad reads _net.block#1.linear#1/x.2.grad)
 //
@@ -11868,7 +11886,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec116 = ocannlCharLMBackwardPart115{}
 	ocannlCharLMBackwardPart115Records.Put(rec116)
 
-	// backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#3.linear#1/x.2.grad
+	// backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#3.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_2_grad = [16][64][384]float32{}
 	}
@@ -12606,7 +12624,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec165 = ocannlCharLMBackwardPart164{}
 	ocannlCharLMBackwardPart164Records.Put(rec165)
 
-	// backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#2.linear#1/x.2.grad
+	// backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#2.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [16][64][384]float32{}
 	}
@@ -13344,7 +13362,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec214 = ocannlCharLMBackwardPart213{}
 	ocannlCharLMBackwardPart213Records.Put(rec214)
 
-	// backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#1.linear#1/x.2.grad
+	// backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#1.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [16][64][384]float32{}
 	}
@@ -15263,8 +15281,12 @@ type ocannlCharLMBackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlCharLMBackwardPart25) Part(j26 int) {
 	scratch := r27.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap19AVX512(&scratch.net_block_1_linear_1_x[i0][8*j26][0], &scratch.net_block_1_linear_1_x_2[i0][8*j26][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap19AVX2(&scratch.net_block_1_linear_1_x[i0][8*j26][0], &scratch.net_block_1_linear_1_x_2[i0][8*j26][0])
 		}
@@ -15274,7 +15296,7 @@ func (r27 *ocannlCharLMBackwardPart25) Part(j26 int) {
 				net_block_1_linear_1_x_2Row2 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j26]
 				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j26]
 				for i2 := range 384 {
-					net_block_1_linear_1_xRow[i2] = float32(0.5 * float64(net_block_1_linear_1_x_2Row2[i2]) * (1 + math.Erf(float64(net_block_1_linear_1_x_2Row2[i2])*0.7071067811865476)))
+					net_block_1_linear_1_xRow[i2] = rt.Gelu32(net_block_1_linear_1_x_2Row2[i2])
 				}
 			}
 		}
@@ -16292,8 +16314,12 @@ type ocannlCharLMBackwardPart52 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r55 *ocannlCharLMBackwardPart52) Part(j53 int) {
 	scratch := r55.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap19AVX512(&scratch.net_block_2_linear_1_x[i0][8*j53][0], &scratch.net_block_2_linear_1_x_2[i0][8*j53][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap19AVX2(&scratch.net_block_2_linear_1_x[i0][8*j53][0], &scratch.net_block_2_linear_1_x_2[i0][8*j53][0])
 		}
@@ -16303,7 +16329,7 @@ func (r55 *ocannlCharLMBackwardPart52) Part(j53 int) {
 				net_block_2_linear_1_x_2Row2 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j53]
 				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j53]
 				for i2 := range 384 {
-					net_block_2_linear_1_xRow[i2] = float32(0.5 * float64(net_block_2_linear_1_x_2Row2[i2]) * (1 + math.Erf(float64(net_block_2_linear_1_x_2Row2[i2])*0.7071067811865476)))
+					net_block_2_linear_1_xRow[i2] = rt.Gelu32(net_block_2_linear_1_x_2Row2[i2])
 				}
 			}
 		}
@@ -17321,8 +17347,12 @@ type ocannlCharLMBackwardPart79 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r83 *ocannlCharLMBackwardPart79) Part(j80 int) {
 	scratch := r83.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap19AVX512(&scratch.net_block_3_linear_1_x[i0][8*j80][0], &scratch.net_block_3_linear_1_x_2[i0][8*j80][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap19AVX2(&scratch.net_block_3_linear_1_x[i0][8*j80][0], &scratch.net_block_3_linear_1_x_2[i0][8*j80][0])
 		}
@@ -17332,7 +17362,7 @@ func (r83 *ocannlCharLMBackwardPart79) Part(j80 int) {
 				net_block_3_linear_1_x_2Row2 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j80]
 				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j80]
 				for i2 := range 384 {
-					net_block_3_linear_1_xRow[i2] = float32(0.5 * float64(net_block_3_linear_1_x_2Row2[i2]) * (1 + math.Erf(float64(net_block_3_linear_1_x_2Row2[i2])*0.7071067811865476)))
+					net_block_3_linear_1_xRow[i2] = rt.Gelu32(net_block_3_linear_1_x_2Row2[i2])
 				}
 			}
 		}
@@ -18682,8 +18712,12 @@ type ocannlCharLMBackwardPart116 struct {
 // Part runs part j123 of the nest (0 <= j123 < 8).
 func (r124 *ocannlCharLMBackwardPart116) Part(j123 int) {
 	scratch := r124.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,gelu_grad(x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j123][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j123][0], &scratch.net_block_3_linear_1_x_2[i0][8*j123][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j123][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j123][0], &scratch.net_block_3_linear_1_x_2[i0][8*j123][0])
 		}
@@ -18694,7 +18728,7 @@ func (r124 *ocannlCharLMBackwardPart116) Part(j123 int) {
 				net_block_3_linear_1_x_2Row3 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j123]
 				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j123]
 				for i2 := range 384 {
-					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_3_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_3_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_3_linear_1_x_2Row3[i2]*net_block_3_linear_1_x_2Row3[i2])))))))
+					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_3_linear_1_x_2Row3[i2])
 				}
 			}
 		}
@@ -20607,8 +20641,12 @@ type ocannlCharLMBackwardPart165 struct {
 // Part runs part j181 of the nest (0 <= j181 < 8).
 func (r178 *ocannlCharLMBackwardPart165) Part(j181 int) {
 	scratch := r178.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,gelu_grad(x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j181][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j181][0], &scratch.net_block_2_linear_1_x_2[i0][8*j181][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j181][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j181][0], &scratch.net_block_2_linear_1_x_2[i0][8*j181][0])
 		}
@@ -20619,7 +20657,7 @@ func (r178 *ocannlCharLMBackwardPart165) Part(j181 int) {
 				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j181]
 				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j181]
 				for i2 := range 384 {
-					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_2_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_2_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_2_linear_1_x_2Row3[i2]*net_block_2_linear_1_x_2Row3[i2])))))))
+					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_2_linear_1_x_2Row3[i2])
 				}
 			}
 		}
@@ -22532,8 +22570,12 @@ type ocannlCharLMBackwardPart214 struct {
 // Part runs part j239 of the nest (0 <= j239 < 8).
 func (r232 *ocannlCharLMBackwardPart214) Part(j239 int) {
 	scratch := r232.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,gelu_grad(x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j239][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j239][0], &scratch.net_block_1_linear_1_x_2[i0][8*j239][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j239][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j239][0], &scratch.net_block_1_linear_1_x_2[i0][8*j239][0])
 		}
@@ -22544,7 +22586,7 @@ func (r232 *ocannlCharLMBackwardPart214) Part(j239 int) {
 				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j239]
 				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j239]
 				for i2 := range 384 {
-					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_1_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_1_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_1_linear_1_x_2Row3[i2]*net_block_1_linear_1_x_2Row3[i2])))))))
+					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_1_linear_1_x_2Row3[i2])
 				}
 			}
 		}
@@ -26139,15 +26181,17 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#1.linear#1@2/x = pointwise gelu of _net.block#1.linear#1@2/x.2
-	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_1_2_x_2Row2 := &scratch.net_block_1_linear_1_2_x_2[0][i0]
 			net_block_1_linear_1_2_xRow := &scratch.net_block_1_linear_1_2_x[0][i0]
 			for i1 := range 384 {
-				net_block_1_linear_1_2_xRow[i1] = float32(0.5 * float64(net_block_1_linear_1_2_x_2Row2[i1]) * (1 + math.Erf(float64(net_block_1_linear_1_2_x_2Row2[i1])*0.7071067811865476)))
+				net_block_1_linear_1_2_xRow[i1] = rt.Gelu32(net_block_1_linear_1_2_x_2Row2[i1])
 			}
 		}
 	}
@@ -26743,15 +26787,17 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#2.linear#1@2/x = pointwise gelu of _net.block#2.linear#1@2/x.2
-	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_1_2_x_2Row2 := &scratch.net_block_2_linear_1_2_x_2[0][i0]
 			net_block_2_linear_1_2_xRow := &scratch.net_block_2_linear_1_2_x[0][i0]
 			for i1 := range 384 {
-				net_block_2_linear_1_2_xRow[i1] = float32(0.5 * float64(net_block_2_linear_1_2_x_2Row2[i1]) * (1 + math.Erf(float64(net_block_2_linear_1_2_x_2Row2[i1])*0.7071067811865476)))
+				net_block_2_linear_1_2_xRow[i1] = rt.Gelu32(net_block_2_linear_1_2_x_2Row2[i1])
 			}
 		}
 	}
@@ -27347,15 +27393,17 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#3.linear#1@2/x = pointwise gelu of _net.block#3.linear#1@2/x.2
-	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_1_2_x_2Row2 := &scratch.net_block_3_linear_1_2_x_2[0][i0]
 			net_block_3_linear_1_2_xRow := &scratch.net_block_3_linear_1_2_x[0][i0]
 			for i1 := range 384 {
-				net_block_3_linear_1_2_xRow[i1] = float32(0.5 * float64(net_block_3_linear_1_2_x_2Row2[i1]) * (1 + math.Erf(float64(net_block_3_linear_1_2_x_2Row2[i1])*0.7071067811865476)))
+				net_block_3_linear_1_2_xRow[i1] = rt.Gelu32(net_block_3_linear_1_2_x_2Row2[i1])
 			}
 		}
 	}

@@ -176,6 +176,11 @@ func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 384 elements: c = gelu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap11AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,mul(add(x1,x2),x3)).
 //
 //go:noescape
@@ -210,6 +215,11 @@ func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 3072 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap19AVX512(c *float32, x0 *float32)
 
 // ocannlMap20AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
@@ -275,6 +285,11 @@ func ocannlMap31AVX512(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 3072 elements: c = add(mul(x0,gelu_grad(x1)),0).
+//
+//go:noescape
+func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap34AVX512 runs a float32 pointwise kernel over 768 elements: c += x0.
 //
@@ -370,6 +385,11 @@ func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap52AVX512(c *float32, x0 *float32)
+
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap53AVX512(c *float32, x0 *float32)
 
 // ocannlMap54AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
 //
@@ -756,7 +776,7 @@ func ocannlMap31AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 3072 elements: c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0).
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 3072 elements: c = add(mul(x0,gelu_grad(x1)),0).
 //
 //go:noescape
 func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)

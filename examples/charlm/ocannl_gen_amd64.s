@@ -30,14 +30,10 @@ DATA ocannlConst32<>+16(SB)/4, $0xce6e6b28
 DATA ocannlConst32<>+20(SB)/4, $0x43000000
 DATA ocannlConst32<>+24(SB)/4, $0x40000000
 DATA ocannlConst32<>+28(SB)/4, $0x42800000
-DATA ocannlConst32<>+32(SB)/4, $0x3f000000
-DATA ocannlConst32<>+36(SB)/4, $0x3f3504f3
-DATA ocannlConst32<>+40(SB)/4, $0x3ecc422a
-DATA ocannlConst32<>+44(SB)/4, $0xbf000000
-DATA ocannlConst32<>+48(SB)/4, $0xff800000
-DATA ocannlConst32<>+52(SB)/4, $0x7f800000
-DATA ocannlConst32<>+56(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $60
+DATA ocannlConst32<>+32(SB)/4, $0xff800000
+DATA ocannlConst32<>+36(SB)/4, $0x7f800000
+DATA ocannlConst32<>+40(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $44
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, MMX+
@@ -10945,6 +10941,352 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000018, BX
+
+e1:
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+0(SB), Z3
+	VPANDD       Z3, Z1, Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+32(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z4
+	VADDPS       Z4, Z3, Z4
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z5
+	VDIVPS       Z4, Z5, Z5
+	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z4
+	VSUBPS       Z4, Z3, Z4
+	VMULPS       Z5, Z4, Z4
+	VBROADCASTSS ocannlMap10AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+160(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+192(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+224(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+256(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+288(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+448(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VMULPS       Z3, Z3, Z4
+	VMOVUPS      Z4, Z5
+	VFMSUB231PS  Z3, Z3, Z5
+	VBROADCASTSS ocannlMap10AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap10AVX512Consts<>+512(SB), Z3
+	VMAXPS       Z4, Z3, Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+544(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+576(SB), Z4
+	VMULPS       Z4, Z3, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VBROADCASTSS ocannlMap10AVX512Consts<>+608(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+640(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+672(SB), Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+704(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+736(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+768(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+800(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+832(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+832(SB), Z3
+	VMULPS       Z3, Z4, Z3
+	VRNDSCALEPS  $0x01, Z3, Z3
+	VSUBPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap10AVX512Consts<>+864(SB), Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+896(SB), Z8
+	VPADDD       Z8, Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z7, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+864(SB), Z3
+	VADDPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap10AVX512Consts<>+896(SB), Z3
+	VPADDD       Z3, Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z7, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z5, Z5
+	VFMADD231PS  Z7, Z5, Z7
+	VMULPS       Z6, Z7, Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z3
+	VSUBPS       Z7, Z3, Z3
+	VCMPPS       $0x01, Z0, Z1, K1
+	VBLENDMPS    Z7, Z3, K1, Z2
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap10AVX512Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap10AVX512Consts<>(SB), RODATA|NOPTR, $928
+
 // func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-40
@@ -11311,6 +11653,348 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap19AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x000000c0, DX
+
+e1:
+	VMOVUPS      (CX), Z1
+	VBROADCASTSS ocannlMap19AVX512Consts<>+0(SB), Z3
+	VPANDD       Z3, Z1, Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+32(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+64(SB), Z4
+	VADDPS       Z4, Z3, Z4
+	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z5
+	VDIVPS       Z4, Z5, Z5
+	VBROADCASTSS ocannlMap19AVX512Consts<>+64(SB), Z4
+	VSUBPS       Z4, Z3, Z4
+	VMULPS       Z5, Z4, Z4
+	VBROADCASTSS ocannlMap19AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+160(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+192(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+224(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+256(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+288(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+320(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+352(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+384(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+416(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+448(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VMULPS       Z3, Z3, Z4
+	VMOVUPS      Z4, Z5
+	VFMSUB231PS  Z3, Z3, Z5
+	VBROADCASTSS ocannlMap19AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap19AVX512Consts<>+512(SB), Z3
+	VMAXPS       Z4, Z3, Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+544(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+576(SB), Z4
+	VMULPS       Z4, Z3, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VBROADCASTSS ocannlMap19AVX512Consts<>+608(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+640(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+672(SB), Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+704(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+736(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+768(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+800(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+832(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+832(SB), Z3
+	VMULPS       Z3, Z4, Z3
+	VRNDSCALEPS  $0x01, Z3, Z3
+	VSUBPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap19AVX512Consts<>+864(SB), Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+896(SB), Z8
+	VPADDD       Z8, Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z7, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+864(SB), Z3
+	VADDPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap19AVX512Consts<>+896(SB), Z3
+	VPADDD       Z3, Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z7, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z5, Z5
+	VFMADD231PS  Z7, Z5, Z7
+	VMULPS       Z6, Z7, Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z3
+	VSUBPS       Z7, Z3, Z3
+	VCMPPS       $0x01, Z0, Z1, K1
+	VBLENDMPS    Z7, Z3, K1, Z2
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap19AVX512Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap19AVX512Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap19AVX512Consts<>(SB), RODATA|NOPTR, $928
+
 // func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
@@ -11663,6 +12347,362 @@ e1:
 	JNZ     e1
 	VZEROUPPER
 	RET
+
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x000000c0, BX
+
+e1:
+	VMOVUPS      (DX), Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+0(SB), Z3
+	VPANDD       Z3, Z1, Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+32(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z4
+	VADDPS       Z4, Z3, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z5
+	VDIVPS       Z4, Z5, Z5
+	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z4
+	VSUBPS       Z4, Z3, Z4
+	VMULPS       Z5, Z4, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+160(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+192(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+224(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+256(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+288(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+448(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VMULPS       Z3, Z3, Z4
+	VMOVUPS      Z4, Z5
+	VFMSUB231PS  Z3, Z3, Z5
+	VBROADCASTSS ocannlMap33AVX512Consts<>+480(SB), Z7
+	VMULPS       Z7, Z4, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+512(SB), Z7
+	VMAXPS       Z4, Z7, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+544(SB), Z7
+	VMINPS       Z4, Z7, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+576(SB), Z7
+	VMULPS       Z7, Z4, Z7
+	VRNDSCALEPS  $0x00, Z7, Z7
+	VBROADCASTSS ocannlMap33AVX512Consts<>+608(SB), Z8
+	VFNMADD231PS Z8, Z7, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+640(SB), Z8
+	VFNMADD231PS Z8, Z7, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+672(SB), Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+704(SB), Z9
+	VFMADD213PS  Z9, Z4, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+736(SB), Z9
+	VFMADD213PS  Z9, Z4, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+768(SB), Z9
+	VFMADD213PS  Z9, Z4, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+800(SB), Z9
+	VFMADD213PS  Z9, Z4, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+832(SB), Z9
+	VFMADD213PS  Z9, Z4, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z9
+	VFMADD213PS  Z9, Z4, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z9
+	VFMADD213PS  Z9, Z4, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+832(SB), Z4
+	VMULPS       Z4, Z7, Z4
+	VRNDSCALEPS  $0x01, Z4, Z4
+	VSUBPS       Z4, Z7, Z7
+	VBROADCASTSS ocannlMap33AVX512Consts<>+864(SB), Z9
+	VADDPS       Z9, Z4, Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+896(SB), Z9
+	VPADDD       Z9, Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z8, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+864(SB), Z4
+	VADDPS       Z4, Z7, Z7
+	VBROADCASTSS ocannlMap33AVX512Consts<>+896(SB), Z4
+	VPADDD       Z4, Z7, Z7
+	VPSLLD       $0x17, Z7, Z7
+	VMULPS       Z7, Z8, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+480(SB), Z4
+	VMULPS       Z4, Z5, Z5
+	VFMADD231PS  Z8, Z5, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+928(SB), Z4
+	VFNMADD231PS Z4, Z3, Z6
+	VMULPS       Z6, Z8, Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z3
+	VSUBPS       Z8, Z3, Z3
+	VCMPPS       $0x01, Z0, Z1, K1
+	VBLENDMPS    Z8, Z3, K1, Z2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap33AVX512Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX512Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX512Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX512Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX512Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX512Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX512Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX512Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap33AVX512Consts<>(SB), RODATA|NOPTR, $960
 
 // func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
@@ -12316,6 +13356,348 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap53AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000600, DX
+
+e1:
+	VMOVUPS      (CX), Z1
+	VBROADCASTSS ocannlMap53AVX512Consts<>+0(SB), Z3
+	VPANDD       Z3, Z1, Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+32(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z4
+	VADDPS       Z4, Z3, Z4
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z5
+	VDIVPS       Z4, Z5, Z5
+	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z4
+	VSUBPS       Z4, Z3, Z4
+	VMULPS       Z5, Z4, Z4
+	VBROADCASTSS ocannlMap53AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+160(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+192(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+224(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+256(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+288(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+448(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VMULPS       Z3, Z3, Z4
+	VMOVUPS      Z4, Z5
+	VFMSUB231PS  Z3, Z3, Z5
+	VBROADCASTSS ocannlMap53AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap53AVX512Consts<>+512(SB), Z3
+	VMAXPS       Z4, Z3, Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+544(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+576(SB), Z4
+	VMULPS       Z4, Z3, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VBROADCASTSS ocannlMap53AVX512Consts<>+608(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+640(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+672(SB), Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+704(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+736(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+768(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+800(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+832(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+832(SB), Z3
+	VMULPS       Z3, Z4, Z3
+	VRNDSCALEPS  $0x01, Z3, Z3
+	VSUBPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap53AVX512Consts<>+864(SB), Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+896(SB), Z8
+	VPADDD       Z8, Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z7, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+864(SB), Z3
+	VADDPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap53AVX512Consts<>+896(SB), Z3
+	VPADDD       Z3, Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z7, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z5, Z5
+	VFMADD231PS  Z7, Z5, Z7
+	VMULPS       Z6, Z7, Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z3
+	VSUBPS       Z7, Z3, Z3
+	VCMPPS       $0x01, Z0, Z1, K1
+	VBLENDMPS    Z7, Z3, K1, Z2
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap53AVX512Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap53AVX512Consts<>(SB), RODATA|NOPTR, $928
+
 // func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
@@ -12438,7 +13820,7 @@ row1:
 TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+48(SB), Z0
+	VBROADCASTSS ocannlConst32<>+32(SB), Z0
 	MOVQ         $0x00000020, DX
 
 row1:
@@ -12539,7 +13921,7 @@ row1:
 TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+48(SB), Z0
+	VBROADCASTSS ocannlConst32<>+32(SB), Z0
 	MOVQ         $0x00000010, DX
 
 row1:
@@ -12775,7 +14157,7 @@ TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+20(SB), Z2
-	VBROADCASTSS ocannlConst32<>+52(SB), Z3
+	VBROADCASTSS ocannlConst32<>+36(SB), Z3
 	MOVQ         $0x00000010, SI
 
 row1:
@@ -13012,7 +14394,7 @@ TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Z0
+	VBROADCASTSS ocannlConst32<>+40(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
 	MOVQ         $0x00000010, SI
 
@@ -13225,7 +14607,7 @@ TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Z0
+	VBROADCASTSS ocannlConst32<>+40(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
 	MOVQ         $0x00000020, SI
 
@@ -13322,7 +14704,7 @@ TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+28(SB), Z2
-	VBROADCASTSS ocannlConst32<>+52(SB), Z3
+	VBROADCASTSS ocannlConst32<>+36(SB), Z3
 	MOVQ         $0x00000020, SI
 
 row1:
@@ -18996,334 +20378,73 @@ TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000030, BX
 
 e1:
-	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
 	VMOVUPS      (DX), Y2
-	VADDPS       Y2, Y0, Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap10AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap10AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap10AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap10AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+96(SB), Y3, Y5
-	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y8
-	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+256(SB), Y4, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+288(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+320(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+352(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+384(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+416(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+448(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+480(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+512(SB), Y4, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap10AVX2Consts<>+544(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap10AVX2Consts<>+576(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap10AVX2Consts<>+608(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap10AVX2Consts<>+640(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap10AVX2Consts<>+672(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap10AVX2Consts<>+704(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap10AVX2Consts<>+736(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y8, Y8
-	VDIVPD       Y8, Y7, Y7
-	VMULPD       Y3, Y7, Y4
-	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap10AVX2Consts<>+768(SB), Y3, Y8
-	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+800(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap10AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap10AVX2Consts<>+864(SB), Y3, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap10AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+928(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap10AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap10AVX2Consts<>+992(SB), Y3, Y5
-	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap10AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap10AVX2Consts<>+1056(SB), Y8, Y8
-	VSUBPD       Y3, Y5, Y6
-	VADDPD       Y3, Y5, Y5
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y8, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y6, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y8
-	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y8, Y8
-	VMULPD       Y8, Y7, Y7
-	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y6
-	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap10AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap10AVX2Consts<>+1024(SB), Y2, Y8
-	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap10AVX2Consts<>+1408(SB), Y2, Y3
-	VMULPD       Y4, Y3, Y3
-	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap10AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap10AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap10AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap10AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+96(SB), Y2, Y4
-	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y7
-	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap10AVX2Consts<>+256(SB), Y3, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+288(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+320(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+352(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+384(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+416(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+448(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+480(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap10AVX2Consts<>+512(SB), Y3, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+544(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+576(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+608(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+640(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+672(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+704(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap10AVX2Consts<>+736(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y7, Y7
-	VDIVPD       Y7, Y6, Y6
-	VMULPD       Y2, Y6, Y3
-	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap10AVX2Consts<>+768(SB), Y2, Y7
-	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+800(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap10AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap10AVX2Consts<>+864(SB), Y2, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap10AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+928(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap10AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap10AVX2Consts<>+992(SB), Y2, Y4
-	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap10AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap10AVX2Consts<>+1056(SB), Y7, Y7
-	VSUBPD       Y2, Y4, Y5
-	VADDPD       Y2, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y7, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y6
-	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y5, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y7, Y7
-	VMULPD       Y7, Y6, Y6
-	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y5
-	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y2, Y4
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap10AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap10AVX2Consts<>+1024(SB), Y0, Y7
-	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap10AVX2Consts<>+1408(SB), Y0, Y2
-	VMULPD       Y3, Y2, Y2
-	VCVTPD2PSY   Y2, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VADDPS       Y2, Y1, Y1
+	VANDPS       ocannlMap10AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VADDPS       ocannlMap10AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap10AVX2Consts<>+96(SB), Y4
+	VDIVPS       Y3, Y4, Y4
+	VSUBPS       ocannlMap10AVX2Consts<>+64(SB), Y2, Y3
+	VMULPS       Y4, Y3, Y3
+	VMOVUPD      ocannlMap10AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap10AVX2Consts<>+448(SB), Y3, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y2, Y3
+	VMOVUPS      Y3, Y4
+	VFMSUB231PS  Y2, Y2, Y4
+	VMULPS       ocannlMap10AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap10AVX2Consts<>+512(SB), Y2
+	VMAXPS       Y3, Y2, Y2
+	VMOVUPD      ocannlMap10AVX2Consts<>+544(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VMULPS       ocannlMap10AVX2Consts<>+576(SB), Y2, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS ocannlMap10AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap10AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap10AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap10AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap10AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap10AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap10AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap10AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap10AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap10AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap10AVX2Consts<>+832(SB), Y3, Y2
+	VROUNDPS     $0x01, Y2, Y2
+	VSUBPS       Y2, Y3, Y3
+	VADDPS       ocannlMap10AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap10AVX2Consts<>+896(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y6, Y6
+	VADDPS       ocannlMap10AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap10AVX2Consts<>+896(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y3, Y6, Y6
+	VMULPS       ocannlMap10AVX2Consts<>+480(SB), Y4, Y4
+	VFMADD231PS  Y6, Y4, Y6
+	VMULPS       Y5, Y6, Y6
+	VMOVUPD      ocannlMap10AVX2Consts<>+96(SB), Y2
+	VSUBPS       Y6, Y2, Y2
+	VCMPPS       $0x01, Y0, Y1, Y3
+	VBLENDVPS    Y3, Y6, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
@@ -19332,203 +20453,239 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap10AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap10AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap10AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap10AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap10AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap10AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap10AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap10AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap10AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap10AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap10AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap10AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap10AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap10AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap10AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap10AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap10AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap10AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap10AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap10AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap10AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap10AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap10AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap10AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap10AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap10AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap10AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap10AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap10AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap10AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap10AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap10AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap10AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap10AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap10AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap10AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap10AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap10AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap10AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap10AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap10AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap10AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap10AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap10AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap10AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap10AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap10AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap10AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap10AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap10AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap10AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap10AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap10AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap10AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap10AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap10AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap10AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap10AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap10AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap10AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap10AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap10AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap10AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap10AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap10AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap10AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap10AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap10AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap10AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap10AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap10AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap10AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap10AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap10AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap10AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap10AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap10AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap10AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap10AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap10AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap10AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap10AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap10AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap10AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap10AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap10AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap10AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap10AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap10AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap10AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap10AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap10AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap10AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap10AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap10AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap10AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap10AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap10AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap10AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap10AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap10AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap10AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap10AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap10AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap10AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap10AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap10AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap10AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap10AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap10AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap10AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap10AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap10AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap10AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap10AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap10AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap10AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap10AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap10AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap10AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap10AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap10AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap10AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap10AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap10AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap10AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap10AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap10AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap10AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap10AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap10AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap10AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap10AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap10AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap10AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap10AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap10AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap10AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap10AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap10AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap10AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap10AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap10AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap10AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap10AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap10AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap10AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap10AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap10AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap10AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap10AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap10AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap10AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap10AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap10AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap10AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap10AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap10AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap10AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap10AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap10AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap10AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap10AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap10AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap10AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap10AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap10AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap10AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap10AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap10AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap10AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap10AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap10AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $928
 
 // func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
@@ -20072,332 +21229,71 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000180, DX
 
 e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap19AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap19AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap19AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+96(SB), Y3, Y5
-	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y8
-	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+256(SB), Y4, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+288(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+320(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+352(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+384(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+416(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+448(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+480(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+512(SB), Y4, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap19AVX2Consts<>+544(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap19AVX2Consts<>+576(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap19AVX2Consts<>+608(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap19AVX2Consts<>+640(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap19AVX2Consts<>+672(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap19AVX2Consts<>+704(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap19AVX2Consts<>+736(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y8, Y8
-	VDIVPD       Y8, Y7, Y7
-	VMULPD       Y3, Y7, Y4
-	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap19AVX2Consts<>+768(SB), Y3, Y8
-	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+800(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap19AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap19AVX2Consts<>+864(SB), Y3, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap19AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+928(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap19AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+992(SB), Y3, Y5
-	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap19AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap19AVX2Consts<>+1056(SB), Y8, Y8
-	VSUBPD       Y3, Y5, Y6
-	VADDPD       Y3, Y5, Y5
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y8, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y6, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y8
-	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y8, Y8
-	VMULPD       Y8, Y7, Y7
-	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y6
-	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap19AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+1024(SB), Y2, Y8
-	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap19AVX2Consts<>+1408(SB), Y2, Y3
-	VMULPD       Y4, Y3, Y3
-	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap19AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap19AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap19AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap19AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+96(SB), Y2, Y4
-	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y7
-	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap19AVX2Consts<>+256(SB), Y3, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+288(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+320(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+352(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+384(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+416(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+448(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+480(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap19AVX2Consts<>+512(SB), Y3, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+544(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+576(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+608(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+640(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+672(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+704(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap19AVX2Consts<>+736(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y7, Y7
-	VDIVPD       Y7, Y6, Y6
-	VMULPD       Y2, Y6, Y3
-	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap19AVX2Consts<>+768(SB), Y2, Y7
-	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+800(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap19AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap19AVX2Consts<>+864(SB), Y2, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap19AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+928(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap19AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap19AVX2Consts<>+992(SB), Y2, Y4
-	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap19AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap19AVX2Consts<>+1056(SB), Y7, Y7
-	VSUBPD       Y2, Y4, Y5
-	VADDPD       Y2, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y7, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y6
-	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y5, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y7, Y7
-	VMULPD       Y7, Y6, Y6
-	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y5
-	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y2, Y4
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap19AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap19AVX2Consts<>+1024(SB), Y0, Y7
-	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap19AVX2Consts<>+1408(SB), Y0, Y2
-	VMULPD       Y3, Y2, Y2
-	VCVTPD2PSY   Y2, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VMOVUPS      (CX), Y1
+	VANDPS       ocannlMap19AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VADDPS       ocannlMap19AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap19AVX2Consts<>+96(SB), Y4
+	VDIVPS       Y3, Y4, Y4
+	VSUBPS       ocannlMap19AVX2Consts<>+64(SB), Y2, Y3
+	VMULPS       Y4, Y3, Y3
+	VMOVUPD      ocannlMap19AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap19AVX2Consts<>+448(SB), Y3, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y2, Y3
+	VMOVUPS      Y3, Y4
+	VFMSUB231PS  Y2, Y2, Y4
+	VMULPS       ocannlMap19AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap19AVX2Consts<>+512(SB), Y2
+	VMAXPS       Y3, Y2, Y2
+	VMOVUPD      ocannlMap19AVX2Consts<>+544(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VMULPS       ocannlMap19AVX2Consts<>+576(SB), Y2, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS ocannlMap19AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap19AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap19AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap19AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap19AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap19AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap19AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap19AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap19AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap19AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap19AVX2Consts<>+832(SB), Y3, Y2
+	VROUNDPS     $0x01, Y2, Y2
+	VSUBPS       Y2, Y3, Y3
+	VADDPS       ocannlMap19AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap19AVX2Consts<>+896(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y6, Y6
+	VADDPS       ocannlMap19AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap19AVX2Consts<>+896(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y3, Y6, Y6
+	VMULPS       ocannlMap19AVX2Consts<>+480(SB), Y4, Y4
+	VFMADD231PS  Y6, Y4, Y6
+	VMULPS       Y5, Y6, Y6
+	VMOVUPD      ocannlMap19AVX2Consts<>+96(SB), Y2
+	VSUBPS       Y6, Y2, Y2
+	VCMPPS       $0x01, Y0, Y1, Y3
+	VBLENDVPS    Y3, Y6, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -20405,203 +21301,239 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap19AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap19AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap19AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap19AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap19AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap19AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap19AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap19AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap19AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap19AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap19AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap19AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap19AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap19AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap19AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap19AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap19AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap19AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap19AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap19AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap19AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap19AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap19AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap19AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap19AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap19AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap19AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap19AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap19AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap19AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap19AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap19AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap19AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap19AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap19AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap19AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap19AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap19AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap19AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap19AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap19AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap19AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap19AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap19AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap19AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap19AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap19AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap19AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap19AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap19AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap19AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap19AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap19AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap19AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap19AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap19AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap19AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap19AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap19AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap19AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap19AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap19AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap19AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap19AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap19AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap19AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap19AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap19AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap19AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap19AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap19AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap19AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap19AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap19AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap19AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap19AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap19AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap19AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap19AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap19AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap19AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap19AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap19AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap19AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap19AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap19AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap19AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap19AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap19AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $928
 
 // func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -20967,365 +21899,70 @@ TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         $0x00000180, BX
 
 e1:
-	VMOVUPS      (DX), Y2
-	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y3
-	VMULPS       Y3, Y2, Y2
-	VCVTPS2PD    X2, Y3
-	VEXTRACTF128 $0x01, Y2, X2
-	VCVTPS2PD    X2, Y2
-	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y3, Y5
-	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VMULPD       Y5, Y5, Y8
-	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y5, Y9
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
-	VBLENDVPD    Y7, Y8, Y9, Y9
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y10
-	VDIVPD       Y8, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y6, Y8
-	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y6, Y7
-	VADDPD       Y7, Y8, Y8
-	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y6, Y7
-	VADDPD       Y7, Y8, Y8
-	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y6, Y7
-	VADDPD       Y7, Y8, Y8
-	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y6, Y7
-	VADDPD       Y7, Y8, Y8
-	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y6, Y7
-	VADDPD       Y7, Y8, Y8
-	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y6, Y7
-	VADDPD       Y7, Y8, Y8
-	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y6, Y7
-	VADDPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y6, Y10
-	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y10, Y10
-	VDIVPD       Y10, Y8, Y8
-	VMULPD       Y5, Y8, Y6
-	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y5, Y10
-	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y5, Y9
-	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y8, Y10
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y5, Y7
-	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y10, Y10
-	VSUBPD       Y5, Y7, Y9
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y7, Y9, Y9
-	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y10, Y7
-	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y8
-	VFNMADD213PD Y10, Y7, Y8
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y8, Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y8, Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y8, Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y8, Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y8, Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y8, Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y8, Y10
-	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
-	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
-	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
-	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y10, Y8
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y7, Y7
-	VPSLLQ       $0x34, Y7, Y7
-	VMULPD       Y7, Y8, Y8
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y9, Y7
-	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y10
-	VFNMADD213PD Y9, Y7, Y10
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y10, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y10, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y10, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y10, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y10, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y10, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y10, Y9
-	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
-	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
-	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
-	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y10
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y7, Y7
-	VPSLLQ       $0x34, Y7, Y7
-	VMULPD       Y7, Y10, Y10
-	VMULPD       Y10, Y8, Y8
-	VDIVPD       Y5, Y8, Y8
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y9
-	VSUBPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
-	VBLENDVPD    Y7, Y9, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap33AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y3, Y10
-	VORPD        Y10, Y6, Y6
-	VCVTPD2PSY   Y6, X4
-	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y2, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y5
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y3, Y6
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y3, Y8
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
-	VBLENDVPD    Y6, Y7, Y8, Y8
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y9
-	VDIVPD       Y7, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
-	VBLENDVPD    Y6, Y9, Y8, Y8
-	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y5, Y7
-	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y5, Y6
-	VADDPD       Y6, Y7, Y7
-	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y5, Y6
-	VADDPD       Y6, Y7, Y7
-	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y5, Y6
-	VADDPD       Y6, Y7, Y7
-	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y5, Y6
-	VADDPD       Y6, Y7, Y7
-	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y5, Y6
-	VADDPD       Y6, Y7, Y7
-	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y5, Y6
-	VADDPD       Y6, Y7, Y7
-	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y5, Y6
-	VADDPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y5, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y9, Y9
-	VDIVPD       Y9, Y7, Y7
-	VMULPD       Y3, Y7, Y5
-	VADDPD       Y3, Y5, Y5
-	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y3, Y9
-	VADDPD       Y3, Y9, Y9
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y3, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y3, Y9
-	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y3, Y8
-	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y9, Y9
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y3, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y7, Y9
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y3, Y6
-	VMULPD       Y6, Y6, Y9
-	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y9, Y9
-	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y9, Y9
-	VSUBPD       Y3, Y6, Y8
-	VADDPD       Y3, Y6, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       Y7, Y8, Y8
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y9, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y9, Y6, Y7
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y6, Y7
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y7, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y7, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y7, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y7, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y7, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y7, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y7, Y9
-	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
-	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
-	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
-	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y7, Y7
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y8, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y9
-	VFNMADD213PD Y8, Y6, Y9
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y6, Y9
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y9, Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y9, Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y9, Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y9, Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y9, Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y9, Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y8
-	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
-	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
-	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
-	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y8, Y9
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y9, Y9
-	VMULPD       Y9, Y7, Y7
-	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y8
-	VSUBPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
-	VBLENDVPD    Y6, Y8, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y3, Y6
-	VBLENDVPD    Y6, ocannlMap33AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y2, Y9
-	VORPD        Y9, Y5, Y5
-	VCVTPD2PSY   Y5, X2
-	VINSERTF128  $0x01, X2, Y4, Y4
-	VADDPS       Y4, Y1, Y2
-	VMOVUPD      ocannlMap33AVX2Consts<>+1568(SB), Y3
-	VMULPS       Y2, Y3, Y2
-	VMOVUPD      ocannlMap33AVX2Consts<>+1600(SB), Y3
-	VMOVUPS      (DX), Y5
-	VMOVUPS      (DX), Y6
-	VMULPS       Y6, Y5, Y5
-	VMULPS       Y5, Y3, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+1632(SB), Y5
-	VMAXPS       Y3, Y5, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+1664(SB), Y5
-	VMINPS       Y3, Y5, Y3
-	VMULPS       ocannlMap33AVX2Consts<>+1696(SB), Y3, Y5
-	VROUNDPS     $0x00, Y5, Y5
-	VFNMADD231PS ocannlMap33AVX2Consts<>+1728(SB), Y5, Y3
-	VFNMADD231PS ocannlMap33AVX2Consts<>+1760(SB), Y5, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+1792(SB), Y6
-	VFMADD213PS  ocannlMap33AVX2Consts<>+1824(SB), Y3, Y6
-	VFMADD213PS  ocannlMap33AVX2Consts<>+1856(SB), Y3, Y6
-	VFMADD213PS  ocannlMap33AVX2Consts<>+1888(SB), Y3, Y6
-	VFMADD213PS  ocannlMap33AVX2Consts<>+1920(SB), Y3, Y6
-	VFMADD213PS  ocannlMap33AVX2Consts<>+1568(SB), Y3, Y6
-	VFMADD213PS  ocannlMap33AVX2Consts<>+1952(SB), Y3, Y6
-	VFMADD213PS  ocannlMap33AVX2Consts<>+1952(SB), Y3, Y6
-	VMULPS       ocannlMap33AVX2Consts<>+1568(SB), Y5, Y3
+	VMOVUPS      (DX), Y1
+	VANDPS       ocannlMap33AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VADDPS       ocannlMap33AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+96(SB), Y4
+	VDIVPS       Y3, Y4, Y4
+	VSUBPS       ocannlMap33AVX2Consts<>+64(SB), Y2, Y3
+	VMULPS       Y4, Y3, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap33AVX2Consts<>+448(SB), Y3, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y2, Y3
+	VMOVUPS      Y3, Y4
+	VFMSUB231PS  Y2, Y2, Y4
+	VMULPS       ocannlMap33AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+512(SB), Y6
+	VMAXPS       Y3, Y6, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+544(SB), Y6
+	VMINPS       Y3, Y6, Y3
+	VMULPS       ocannlMap33AVX2Consts<>+576(SB), Y3, Y6
+	VROUNDPS     $0x00, Y6, Y6
+	VFNMADD231PS ocannlMap33AVX2Consts<>+608(SB), Y6, Y3
+	VFNMADD231PS ocannlMap33AVX2Consts<>+640(SB), Y6, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+672(SB), Y7
+	VFMADD213PS  ocannlMap33AVX2Consts<>+704(SB), Y3, Y7
+	VFMADD213PS  ocannlMap33AVX2Consts<>+736(SB), Y3, Y7
+	VFMADD213PS  ocannlMap33AVX2Consts<>+768(SB), Y3, Y7
+	VFMADD213PS  ocannlMap33AVX2Consts<>+800(SB), Y3, Y7
+	VFMADD213PS  ocannlMap33AVX2Consts<>+832(SB), Y3, Y7
+	VFMADD213PS  ocannlMap33AVX2Consts<>+96(SB), Y3, Y7
+	VFMADD213PS  ocannlMap33AVX2Consts<>+96(SB), Y3, Y7
+	VMULPS       ocannlMap33AVX2Consts<>+832(SB), Y6, Y3
 	VROUNDPS     $0x01, Y3, Y3
-	VSUBPS       Y3, Y5, Y5
-	VADDPS       ocannlMap33AVX2Consts<>+1984(SB), Y3, Y3
-	VPADDD       ocannlMap33AVX2Consts<>+2016(SB), Y3, Y3
+	VSUBPS       Y3, Y6, Y6
+	VADDPS       ocannlMap33AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap33AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y3, Y6, Y6
-	VADDPS       ocannlMap33AVX2Consts<>+1984(SB), Y5, Y5
-	VPADDD       ocannlMap33AVX2Consts<>+2016(SB), Y5, Y5
-	VPSLLD       $0x17, Y5, Y5
-	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap33AVX2Consts<>+2048(SB), Y3
-	VMULPS       Y6, Y3, Y3
-	VMOVUPS      (DX), Y5
-	VMULPS       Y3, Y5, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      (CX), Y3
-	VMULPS       Y2, Y3, Y2
-	VADDPS       Y0, Y2, Y2
-	VMOVUPS      Y2, (AX)
+	VMULPS       Y3, Y7, Y7
+	VADDPS       ocannlMap33AVX2Consts<>+864(SB), Y6, Y6
+	VPADDD       ocannlMap33AVX2Consts<>+896(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y7, Y7
+	VMULPS       ocannlMap33AVX2Consts<>+480(SB), Y4, Y4
+	VFMADD231PS  Y7, Y4, Y7
+	VFNMADD231PS ocannlMap33AVX2Consts<>+928(SB), Y2, Y5
+	VMULPS       Y5, Y7, Y7
+	VMOVUPD      ocannlMap33AVX2Consts<>+96(SB), Y2
+	VSUBPS       Y7, Y2, Y2
+	VCMPPS       $0x01, Y0, Y1, Y1
+	VBLENDVPS    Y1, Y7, Y2, Y1
+	VMOVUPS      (CX), Y2
+	VMULPS       Y1, Y2, Y1
+	VADDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
@@ -21334,335 +21971,247 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0x3f3504f3
-DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap33AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap33AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap33AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap33AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap33AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap33AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap33AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap33AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap33AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap33AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap33AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap33AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap33AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap33AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap33AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap33AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap33AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap33AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap33AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap33AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap33AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap33AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap33AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap33AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap33AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap33AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap33AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap33AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap33AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap33AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap33AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap33AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap33AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap33AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap33AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap33AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap33AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap33AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap33AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap33AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap33AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap33AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap33AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap33AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap33AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap33AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap33AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap33AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap33AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap33AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap33AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap33AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap33AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1568(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1572(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1576(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1580(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1584(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1588(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1592(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1596(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+1600(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1604(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1608(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1612(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1616(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1620(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1624(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1628(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+1632(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1636(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1640(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1644(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1648(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1652(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1656(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1660(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+1664(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1668(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1672(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1676(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1680(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1684(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1688(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1692(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+1696(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1700(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1704(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1708(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1712(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1716(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1720(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1724(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+1728(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1732(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1736(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1740(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1744(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1748(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1752(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1756(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+1760(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1764(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1768(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1772(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1776(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1780(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1784(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1788(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+1792(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1796(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1800(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1804(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1808(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1812(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1816(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1820(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+1824(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1828(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1832(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1836(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1840(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1844(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1848(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1852(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+1856(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1860(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1864(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1868(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1872(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1876(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1880(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1884(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+1888(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1892(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1896(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1900(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1904(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1908(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1912(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1916(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+1920(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1924(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1928(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1932(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1936(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1940(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1944(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1948(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+1952(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1956(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1960(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1964(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1968(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1972(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1976(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1980(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+1984(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+1988(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+1992(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+1996(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+2000(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+2004(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+2008(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+2012(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+2016(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2020(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2024(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2028(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2032(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2036(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2040(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2044(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+2048(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+2052(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+2056(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+2060(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+2064(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+2068(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+2072(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+2076(SB)/4, $0x3ecc422a
-GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $2080
+DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap33AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap33AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap33AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap33AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap33AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap33AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $960
 
 // func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
@@ -22307,332 +22856,71 @@ TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000c00, DX
 
 e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap53AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap53AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap53AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
-	VPADDQ       Y5, Y4, Y4
-	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap53AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
-	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y8
-	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+256(SB), Y4, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+288(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+320(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+352(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+384(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+416(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+448(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+480(SB), Y4, Y5
-	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+512(SB), Y4, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap53AVX2Consts<>+544(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap53AVX2Consts<>+576(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap53AVX2Consts<>+608(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap53AVX2Consts<>+640(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap53AVX2Consts<>+672(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap53AVX2Consts<>+704(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap53AVX2Consts<>+736(SB), Y4, Y5
-	VADDPD       Y5, Y8, Y8
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y8, Y8
-	VDIVPD       Y8, Y7, Y7
-	VMULPD       Y3, Y7, Y4
-	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap53AVX2Consts<>+768(SB), Y3, Y8
-	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+800(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap53AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap53AVX2Consts<>+864(SB), Y3, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap53AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+928(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap53AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
-	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap53AVX2Consts<>+992(SB), Y3, Y5
-	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap53AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap53AVX2Consts<>+1056(SB), Y8, Y8
-	VSUBPD       Y3, Y5, Y6
-	VADDPD       Y3, Y5, Y5
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y8, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
-	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y6, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y8
-	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
-	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y8, Y8
-	VMULPD       Y8, Y7, Y7
-	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y6
-	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap53AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap53AVX2Consts<>+1024(SB), Y2, Y8
-	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap53AVX2Consts<>+1408(SB), Y2, Y3
-	VMULPD       Y4, Y3, Y3
-	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap53AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap53AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap53AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
-	VPADDQ       Y4, Y3, Y3
-	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap53AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
-	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y7
-	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap53AVX2Consts<>+256(SB), Y3, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+288(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+320(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+352(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+384(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+416(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+448(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+480(SB), Y3, Y4
-	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap53AVX2Consts<>+512(SB), Y3, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+544(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+576(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+608(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+640(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+672(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+704(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap53AVX2Consts<>+736(SB), Y3, Y4
-	VADDPD       Y4, Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y7, Y7
-	VDIVPD       Y7, Y6, Y6
-	VMULPD       Y2, Y6, Y3
-	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap53AVX2Consts<>+768(SB), Y2, Y7
-	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+800(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap53AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap53AVX2Consts<>+864(SB), Y2, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap53AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+928(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap53AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
-	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap53AVX2Consts<>+992(SB), Y2, Y4
-	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap53AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap53AVX2Consts<>+1056(SB), Y7, Y7
-	VSUBPD       Y2, Y4, Y5
-	VADDPD       Y2, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y7, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y6
-	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
-	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y5, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y7, Y7
-	VMULPD       Y7, Y6, Y6
-	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y5
-	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap53AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap53AVX2Consts<>+1024(SB), Y0, Y7
-	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap53AVX2Consts<>+1408(SB), Y0, Y2
-	VMULPD       Y3, Y2, Y2
-	VCVTPD2PSY   Y2, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VMOVUPS      (CX), Y1
+	VANDPS       ocannlMap53AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap53AVX2Consts<>+32(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VADDPS       ocannlMap53AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap53AVX2Consts<>+96(SB), Y4
+	VDIVPS       Y3, Y4, Y4
+	VSUBPS       ocannlMap53AVX2Consts<>+64(SB), Y2, Y3
+	VMULPS       Y4, Y3, Y3
+	VMOVUPD      ocannlMap53AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap53AVX2Consts<>+448(SB), Y3, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y2, Y3
+	VMOVUPS      Y3, Y4
+	VFMSUB231PS  Y2, Y2, Y4
+	VMULPS       ocannlMap53AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap53AVX2Consts<>+512(SB), Y2
+	VMAXPS       Y3, Y2, Y2
+	VMOVUPD      ocannlMap53AVX2Consts<>+544(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VMULPS       ocannlMap53AVX2Consts<>+576(SB), Y2, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS ocannlMap53AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap53AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap53AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap53AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap53AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap53AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap53AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap53AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap53AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap53AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap53AVX2Consts<>+832(SB), Y3, Y2
+	VROUNDPS     $0x01, Y2, Y2
+	VSUBPS       Y2, Y3, Y3
+	VADDPS       ocannlMap53AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap53AVX2Consts<>+896(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y6, Y6
+	VADDPS       ocannlMap53AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap53AVX2Consts<>+896(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y3, Y6, Y6
+	VMULPS       ocannlMap53AVX2Consts<>+480(SB), Y4, Y4
+	VFMADD231PS  Y6, Y4, Y6
+	VMULPS       Y5, Y6, Y6
+	VMOVUPD      ocannlMap53AVX2Consts<>+96(SB), Y2
+	VSUBPS       Y6, Y2, Y2
+	VCMPPS       $0x01, Y0, Y1, Y3
+	VBLENDVPS    Y3, Y6, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -22640,203 +22928,239 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap53AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap53AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap53AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap53AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap53AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap53AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap53AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap53AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap53AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap53AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap53AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap53AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap53AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap53AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap53AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap53AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap53AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap53AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap53AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap53AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap53AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap53AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap53AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap53AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap53AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap53AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap53AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap53AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap53AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap53AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap53AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap53AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap53AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap53AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap53AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap53AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap53AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap53AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap53AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap53AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap53AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap53AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap53AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap53AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap53AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap53AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap53AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap53AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap53AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap53AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap53AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap53AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap53AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap53AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap53AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap53AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap53AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap53AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap53AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap53AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap53AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap53AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap53AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap53AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap53AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap53AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap53AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap53AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap53AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap53AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap53AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap53AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap53AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap53AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap53AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap53AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap53AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap53AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap53AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap53AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap53AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap53AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap53AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap53AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap53AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap53AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap53AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap53AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap53AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap53AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap53AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap53AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap53AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap53AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap53AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap53AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap53AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap53AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap53AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap53AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap53AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap53AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap53AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap53AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap53AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap53AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap53AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap53AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap53AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap53AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap53AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap53AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap53AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap53AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap53AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap53AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap53AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap53AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap53AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap53AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap53AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap53AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap53AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap53AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap53AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap53AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap53AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap53AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap53AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap53AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap53AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap53AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap53AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap53AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap53AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap53AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap53AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap53AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap53AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap53AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap53AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap53AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap53AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap53AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap53AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap53AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap53AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap53AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap53AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap53AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap53AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap53AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap53AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap53AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap53AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap53AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap53AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap53AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap53AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap53AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap53AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap53AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap53AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap53AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap53AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap53AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap53AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap53AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap53AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap53AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap53AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap53AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap53AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap53AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap53AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap53AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap53AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap53AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap53AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap53AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap53AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap53AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap53AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap53AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap53AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap53AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap53AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap53AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap53AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap53AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap53AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap53AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap53AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap53AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap53AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap53AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap53AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap53AVX2Consts<>(SB), RODATA|NOPTR, $928
 
 // func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -22984,7 +23308,7 @@ grp2:
 TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+48(SB), Y0
+	VBROADCASTSS ocannlConst32<>+32(SB), Y0
 	MOVQ         $0x00000020, DX
 
 row1:
@@ -23108,7 +23432,7 @@ row1:
 TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+48(SB), Y0
+	VBROADCASTSS ocannlConst32<>+32(SB), Y0
 	MOVQ         $0x00000010, DX
 
 row1:
@@ -23336,7 +23660,7 @@ TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+20(SB), Y2
-	VBROADCASTSS ocannlConst32<>+52(SB), Y3
+	VBROADCASTSS ocannlConst32<>+36(SB), Y3
 	MOVQ         $0x00000010, SI
 
 row1:
@@ -23485,7 +23809,7 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+40(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000010, SI
 
@@ -23717,7 +24041,7 @@ TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+40(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000020, SI
 
@@ -23855,7 +24179,7 @@ TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+28(SB), Y2
-	VBROADCASTSS ocannlConst32<>+52(SB), Y3
+	VBROADCASTSS ocannlConst32<>+36(SB), Y3
 	MOVQ         $0x00000020, SI
 
 row1:

@@ -166,6 +166,11 @@ func ocannlMap9AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
 }
 
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
+
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap11AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
@@ -198,6 +203,9 @@ func ocannlMap17AVX512(c, x0, x1, x2 *float32) {
 func ocannlMap18AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap20AVX512(c, x0, x1 *float32) {
@@ -254,6 +262,11 @@ func ocannlMap31AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX512 cal
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
+
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
 }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
@@ -338,6 +351,9 @@ func ocannlMap51AVX512(c, x0, x1 *float32) {
 
 // ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX512(c, x0, x1 *float32) {

@@ -2855,7 +2855,7 @@ extern "C" __global__ void ocannlGelu_op0_3(float* __restrict__ t0, float* __res
     t2[64 * i0 + i1] = v0;
   }
   {
-    float v1 = (float)0.5 * t2[64 * i0 + i1] * ((float)1 + erf(t2[64 * i0 + i1] * (float)0.7071067811865476));
+    float v1 = (float)0.5 * t2[64 * i0 + i1] * erfc(-t2[64 * i0 + i1] * (float)0.7071067811865476);
     t3[64 * i0 + i1] = v1;
   }
   {
@@ -2947,7 +2947,7 @@ extern "C" __global__ void ocannlGeluF64_op0_3(double* __restrict__ t0, double* 
     t2[64 * i0 + i1] = v0;
   }
   {
-    double v1 = (double)0.5 * t2[64 * i0 + i1] * ((double)1 + erf(t2[64 * i0 + i1] * (double)0.7071067811865476));
+    double v1 = (double)0.5 * t2[64 * i0 + i1] * erfc(-t2[64 * i0 + i1] * (double)0.7071067811865476);
     t3[64 * i0 + i1] = v1;
   }
   {

@@ -1822,7 +1822,7 @@ func ocannlGelu(x *[32][64]float32, out *[32][64]float32) {
 			xRow := &x[i0]
 			outRow := &out[i0]
 			for i1 := range 64 {
-				outRow[i1] = (float32(0.5*float64(xRow[i1]*3)*(1+math.Erf(float64(xRow[i1]*3)*0.7071067811865476))) + float32(0.5*float64(xRow[i1]*3)*(1+math.Tanh(0.7978845608028654*(float64(xRow[i1]*3)+0.044715*float64(xRow[i1]*3)*float64(xRow[i1]*3)*float64(xRow[i1]*3)))))) + float32(math.Erf(float64(xRow[i1]*4)))
+				outRow[i1] = (rt.Gelu32(xRow[i1]*3) + float32(0.5*float64(xRow[i1]*3)*(1+math.Tanh(0.7978845608028654*(float64(xRow[i1]*3)+0.044715*float64(xRow[i1]*3)*float64(xRow[i1]*3)*float64(xRow[i1]*3)))))) + float32(math.Erf(float64(xRow[i1]*4)))
 			}
 		}
 	}

@@ -9660,786 +9660,525 @@ TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000100, DX
 
 e1:
-	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
 	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y4
-	VMULPS       Y4, Y0, Y0
-	VCVTPS2PD    X0, Y4
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap8AVX2Consts<>+32(SB), Y4, Y5
-	VANDPD       ocannlMap8AVX2Consts<>+64(SB), Y5, Y5
+	VMULPS       Y4, Y1, Y1
+	VANDPS       ocannlMap8AVX2Consts<>+32(SB), Y1, Y4
+	VMOVUPD      ocannlMap8AVX2Consts<>+64(SB), Y5
+	VMINPS       Y4, Y5, Y4
+	VADDPS       ocannlMap8AVX2Consts<>+0(SB), Y4, Y5
 	VMOVUPD      ocannlMap8AVX2Consts<>+96(SB), Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y5, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+224(SB), Y5, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VMULPD       Y5, Y5, Y9
-	VSUBPD       ocannlMap8AVX2Consts<>+256(SB), Y5, Y8
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+128(SB), Y5, Y7
-	VBLENDVPD    Y7, Y9, Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y10
-	VDIVPD       Y9, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+288(SB), Y6, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+320(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+352(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+384(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+416(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+448(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+480(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+512(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+544(SB), Y6, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+576(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+608(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+640(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+672(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+704(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+736(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+768(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y10, Y10
-	VDIVPD       Y10, Y9, Y9
-	VMULPD       Y5, Y9, Y6
-	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap8AVX2Consts<>+800(SB), Y5, Y10
-	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+832(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap8AVX2Consts<>+864(SB), Y5, Y10
-	VMULPD       ocannlMap8AVX2Consts<>+896(SB), Y5, Y8
-	VADDPD       Y8, Y10, Y10
-	VMULPD       ocannlMap8AVX2Consts<>+928(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+960(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap8AVX2Consts<>+992(SB), Y9, Y10
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+1024(SB), Y5, Y7
-	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap8AVX2Consts<>+1056(SB), Y10, Y10
-	VSUBPD       ocannlMap8AVX2Consts<>+1088(SB), Y10, Y10
-	VSUBPD       Y5, Y7, Y8
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y7, Y8, Y8
-	VADDPD       Y9, Y8, Y8
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y10, Y7
-	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y9
-	VFNMADD213PD Y10, Y7, Y9
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y7, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y9, Y9
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y9, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y9, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y9, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y9, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y9, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y9, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y10, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y7, Y7
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y7, Y7
-	VPSLLQ       $0x34, Y7, Y7
-	VMULPD       Y7, Y9, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y8, Y7
-	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y10
-	VFNMADD213PD Y8, Y7, Y10
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y7, Y10
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y10, Y10
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y10, Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y10, Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y10, Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y10, Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y10, Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y10, Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y8
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y8, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y7, Y7
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y7, Y7
-	VPSLLQ       $0x34, Y7, Y7
-	VMULPD       Y7, Y10, Y10
-	VMULPD       Y10, Y9, Y9
-	VDIVPD       Y5, Y9, Y9
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y8
-	VSUBPD       Y9, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y5, Y7
-	VBLENDVPD    Y7, Y8, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1568(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap8AVX2Consts<>+256(SB), Y6, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+1056(SB), Y4, Y10
-	VORPD        Y10, Y6, Y6
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y6, Y6
-	VMULPD       ocannlMap8AVX2Consts<>+1440(SB), Y4, Y5
-	VMULPD       Y6, Y5, Y5
-	VCVTPD2PSY   Y5, X1
-	VMULPD       ocannlMap8AVX2Consts<>+32(SB), Y0, Y4
-	VANDPD       ocannlMap8AVX2Consts<>+64(SB), Y4, Y4
-	VMOVUPD      ocannlMap8AVX2Consts<>+96(SB), Y5
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y4, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y4, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+224(SB), Y4, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VMULPD       Y4, Y4, Y8
-	VSUBPD       ocannlMap8AVX2Consts<>+256(SB), Y4, Y7
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+128(SB), Y4, Y6
-	VBLENDVPD    Y6, Y8, Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y9
-	VDIVPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y7, Y7
-	VPERMPS      ocannlMap8AVX2Consts<>+288(SB), Y5, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+320(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+352(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+384(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+416(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+448(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+480(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+512(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+544(SB), Y5, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+576(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+608(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+640(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+672(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+704(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+736(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+768(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y9, Y9
-	VDIVPD       Y9, Y8, Y8
-	VMULPD       Y4, Y8, Y5
-	VADDPD       Y4, Y5, Y5
-	VMULPD       ocannlMap8AVX2Consts<>+800(SB), Y4, Y9
-	VADDPD       Y4, Y9, Y9
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+832(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VMULPD       ocannlMap8AVX2Consts<>+864(SB), Y4, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+896(SB), Y4, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+928(SB), Y9, Y9
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+960(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VADDPD       ocannlMap8AVX2Consts<>+992(SB), Y8, Y9
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VANDPD       ocannlMap8AVX2Consts<>+1024(SB), Y4, Y6
-	VMULPD       Y6, Y6, Y9
-	VXORPD       ocannlMap8AVX2Consts<>+1056(SB), Y9, Y9
-	VSUBPD       ocannlMap8AVX2Consts<>+1088(SB), Y9, Y9
-	VSUBPD       Y4, Y6, Y7
-	VADDPD       Y4, Y6, Y6
-	VMULPD       Y6, Y7, Y7
-	VADDPD       Y8, Y7, Y7
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y9, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y8
-	VFNMADD213PD Y9, Y6, Y8
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y6, Y8
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y8, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y8, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y8, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y8, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y8, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y8, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y9, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y6, Y6
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y8, Y8
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y7, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y9
-	VFNMADD213PD Y7, Y6, Y9
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y6, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y9, Y9
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y7
+	VDIVPS       Y5, Y6, Y6
+	VSUBPS       ocannlMap8AVX2Consts<>+0(SB), Y4, Y5
+	VMULPS       Y6, Y5, Y5
+	VMOVUPD      ocannlMap8AVX2Consts<>+128(SB), Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+160(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+192(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+224(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+256(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+288(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+320(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+384(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+416(SB), Y5, Y7
+	VFMADD213PS  ocannlMap8AVX2Consts<>+448(SB), Y5, Y7
+	VMULPS       Y6, Y7, Y7
+	VMULPS       Y4, Y4, Y5
+	VMOVUPS      Y5, Y6
+	VFMSUB231PS  Y4, Y4, Y6
+	VMULPS       ocannlMap8AVX2Consts<>+480(SB), Y5, Y5
+	VMOVUPD      ocannlMap8AVX2Consts<>+512(SB), Y4
+	VMAXPS       Y5, Y4, Y4
+	VMOVUPD      ocannlMap8AVX2Consts<>+544(SB), Y5
+	VMINPS       Y4, Y5, Y4
+	VMULPS       ocannlMap8AVX2Consts<>+576(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS ocannlMap8AVX2Consts<>+608(SB), Y5, Y4
+	VFNMADD231PS ocannlMap8AVX2Consts<>+640(SB), Y5, Y4
+	VMOVUPD      ocannlMap8AVX2Consts<>+672(SB), Y8
+	VFMADD213PS  ocannlMap8AVX2Consts<>+704(SB), Y4, Y8
+	VFMADD213PS  ocannlMap8AVX2Consts<>+736(SB), Y4, Y8
+	VFMADD213PS  ocannlMap8AVX2Consts<>+768(SB), Y4, Y8
+	VFMADD213PS  ocannlMap8AVX2Consts<>+800(SB), Y4, Y8
+	VFMADD213PS  ocannlMap8AVX2Consts<>+832(SB), Y4, Y8
+	VFMADD213PS  ocannlMap8AVX2Consts<>+96(SB), Y4, Y8
+	VFMADD213PS  ocannlMap8AVX2Consts<>+96(SB), Y4, Y8
+	VMULPS       ocannlMap8AVX2Consts<>+832(SB), Y5, Y4
+	VROUNDPS     $0x01, Y4, Y4
+	VSUBPS       Y4, Y5, Y5
+	VADDPS       ocannlMap8AVX2Consts<>+864(SB), Y4, Y4
+	VPADDD       ocannlMap8AVX2Consts<>+896(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y8, Y8
+	VADDPS       ocannlMap8AVX2Consts<>+864(SB), Y5, Y5
+	VPADDD       ocannlMap8AVX2Consts<>+896(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y8, Y8
+	VMULPS       ocannlMap8AVX2Consts<>+480(SB), Y6, Y6
+	VFMADD231PS  Y8, Y6, Y8
+	VMULPS       Y7, Y8, Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+96(SB), Y4
+	VSUBPS       Y8, Y4, Y4
+	VCMPPS       $0x01, Y0, Y1, Y5
+	VBLENDVPS    Y5, Y8, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      (CX), Y1
+	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y5
+	VMULPS       Y5, Y1, Y1
+	VCVTPS2PD    X1, Y5
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VMULPD       ocannlMap8AVX2Consts<>+928(SB), Y5, Y6
+	VMULPD       Y5, Y6, Y6
+	VMULPD       Y5, Y6, Y6
+	VADDPD       Y6, Y5, Y6
+	VMULPD       ocannlMap8AVX2Consts<>+960(SB), Y6, Y6
+	VANDPD       ocannlMap8AVX2Consts<>+992(SB), Y6, Y6
+	VADDPD       Y6, Y6, Y7
+	VMULPD       ocannlMap8AVX2Consts<>+1024(SB), Y7, Y8
+	VROUNDPD     $0x00, Y8, Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+1056(SB), Y9
+	VFNMADD213PD Y7, Y8, Y9
+	VFNMADD231PD ocannlMap8AVX2Consts<>+1088(SB), Y8, Y9
+	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y9, Y9
+	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y7
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1184(SB), Y9, Y7
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1216(SB), Y9, Y7
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1248(SB), Y9, Y7
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y9, Y7
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y9, Y7
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y9, Y7
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y9, Y7
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y9, Y7
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y9, Y7
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y7
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y7, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y6, Y6
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y9, Y9
-	VMULPD       Y9, Y8, Y8
-	VDIVPD       Y4, Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y7
-	VSUBPD       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y4, Y6
-	VBLENDVPD    Y6, Y7, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1568(SB), Y4, Y6
-	VBLENDVPD    Y6, ocannlMap8AVX2Consts<>+256(SB), Y5, Y5
-	VANDPD       ocannlMap8AVX2Consts<>+1056(SB), Y0, Y9
-	VORPD        Y9, Y5, Y5
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y5, Y5
-	VMULPD       ocannlMap8AVX2Consts<>+1440(SB), Y0, Y4
-	VMULPD       Y5, Y4, Y4
-	VCVTPD2PSY   Y4, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y4
-	VMULPS       Y4, Y0, Y0
-	VCVTPS2PD    X0, Y4
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap8AVX2Consts<>+1600(SB), Y4, Y5
-	VMULPD       Y4, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VADDPD       Y5, Y4, Y5
-	VMULPD       ocannlMap8AVX2Consts<>+1632(SB), Y5, Y5
-	VANDPD       ocannlMap8AVX2Consts<>+64(SB), Y5, Y5
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y7
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y7, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1440(SB), Y8, Y8
+	VPADDQ       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y8
+	VPSLLQ       $0x34, Y8, Y8
+	VMULPD       Y8, Y9, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1376(SB), Y9, Y9
+	VMOVUPD      ocannlMap8AVX2Consts<>+1408(SB), Y7
+	VDIVPD       Y9, Y7, Y7
+	VMOVUPD      ocannlMap8AVX2Consts<>+1376(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap8AVX2Consts<>+1504(SB), Y9
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1536(SB), Y9, Y9
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1568(SB), Y9, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1600(SB), Y7, Y10
+	VMULPD       Y7, Y10, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1632(SB), Y10, Y10
+	VMULPD       Y7, Y10, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1664(SB), Y10, Y10
+	VMULPD       Y6, Y7, Y7
+	VMULPD       Y9, Y7, Y7
+	VDIVPD       Y10, Y7, Y7
+	VADDPD       Y6, Y7, Y7
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1696(SB), Y6, Y9
+	VBLENDVPD    Y9, Y8, Y7, Y7
+	VCMPPD       $0x0e, ocannlMap8AVX2Consts<>+1728(SB), Y6, Y9
+	VBLENDVPD    Y9, ocannlMap8AVX2Consts<>+1376(SB), Y7, Y7
+	VANDPD       ocannlMap8AVX2Consts<>+1760(SB), Y5, Y6
+	VORPD        Y6, Y7, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+1376(SB), Y7, Y7
+	VMULPD       ocannlMap8AVX2Consts<>+1344(SB), Y5, Y6
+	VMULPD       Y7, Y6, Y6
+	VCVTPD2PSY   Y6, X2
+	VMULPD       ocannlMap8AVX2Consts<>+928(SB), Y1, Y5
+	VMULPD       Y1, Y5, Y5
+	VMULPD       Y1, Y5, Y5
+	VADDPD       Y5, Y1, Y5
+	VMULPD       ocannlMap8AVX2Consts<>+960(SB), Y5, Y5
+	VANDPD       ocannlMap8AVX2Consts<>+992(SB), Y5, Y5
 	VADDPD       Y5, Y5, Y6
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y6, Y7
+	VMULPD       ocannlMap8AVX2Consts<>+1024(SB), Y6, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+1056(SB), Y8
 	VFNMADD213PD Y6, Y7, Y8
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y7, Y8
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y6
+	VFNMADD231PD ocannlMap8AVX2Consts<>+1088(SB), Y7, Y8
+	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y8, Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y6
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1184(SB), Y8, Y6
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1216(SB), Y8, Y6
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1248(SB), Y8, Y6
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y8, Y6
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y8, Y6
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y8, Y6
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y6
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y6
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y6
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y6
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y6, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y7, Y7
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y7, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y6, Y8
+	VADDPD       ocannlMap8AVX2Consts<>+1440(SB), Y7, Y7
+	VPADDQ       ocannlMap8AVX2Consts<>+1472(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+1472(SB), Y6
+	VADDPD       ocannlMap8AVX2Consts<>+1376(SB), Y8, Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+1408(SB), Y6
 	VDIVPD       Y8, Y6, Y6
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y7
+	VMOVUPD      ocannlMap8AVX2Consts<>+1376(SB), Y7
 	VSUBPD       Y6, Y7, Y7
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap8AVX2Consts<>+1664(SB), Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+1504(SB), Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1696(SB), Y8, Y8
+	VADDPD       ocannlMap8AVX2Consts<>+1536(SB), Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1728(SB), Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1760(SB), Y6, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1568(SB), Y8, Y8
+	VADDPD       ocannlMap8AVX2Consts<>+1600(SB), Y6, Y9
 	VMULPD       Y6, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1792(SB), Y9, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1632(SB), Y9, Y9
 	VMULPD       Y6, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1824(SB), Y9, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1664(SB), Y9, Y9
 	VMULPD       Y5, Y6, Y6
 	VMULPD       Y8, Y6, Y6
 	VDIVPD       Y9, Y6, Y6
 	VADDPD       Y5, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1856(SB), Y5, Y8
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1696(SB), Y5, Y8
 	VBLENDVPD    Y8, Y7, Y6, Y6
-	VCMPPD       $0x0e, ocannlMap8AVX2Consts<>+1888(SB), Y5, Y8
-	VBLENDVPD    Y8, ocannlMap8AVX2Consts<>+256(SB), Y6, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+1056(SB), Y4, Y5
+	VCMPPD       $0x0e, ocannlMap8AVX2Consts<>+1728(SB), Y5, Y8
+	VBLENDVPD    Y8, ocannlMap8AVX2Consts<>+1376(SB), Y6, Y6
+	VANDPD       ocannlMap8AVX2Consts<>+1760(SB), Y1, Y5
 	VORPD        Y5, Y6, Y6
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y6, Y6
-	VMULPD       ocannlMap8AVX2Consts<>+1440(SB), Y4, Y5
+	VADDPD       ocannlMap8AVX2Consts<>+1376(SB), Y6, Y6
+	VMULPD       ocannlMap8AVX2Consts<>+1344(SB), Y1, Y5
 	VMULPD       Y6, Y5, Y5
-	VCVTPD2PSY   Y5, X2
-	VMULPD       ocannlMap8AVX2Consts<>+1600(SB), Y0, Y4
-	VMULPD       Y0, Y4, Y4
-	VMULPD       Y0, Y4, Y4
-	VADDPD       Y4, Y0, Y4
-	VMULPD       ocannlMap8AVX2Consts<>+1632(SB), Y4, Y4
-	VANDPD       ocannlMap8AVX2Consts<>+64(SB), Y4, Y4
-	VADDPD       Y4, Y4, Y5
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y5, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y7
-	VFNMADD213PD Y5, Y6, Y7
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y6, Y7
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y7, Y5
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y5, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y6, Y6
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+1472(SB), Y5
-	VDIVPD       Y7, Y5, Y5
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y6
-	VSUBPD       Y5, Y6, Y6
-	VMULPD       Y4, Y4, Y5
-	VMOVUPD      ocannlMap8AVX2Consts<>+1664(SB), Y7
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1696(SB), Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1728(SB), Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+1760(SB), Y5, Y8
-	VMULPD       Y5, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1792(SB), Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1824(SB), Y8, Y8
-	VMULPD       Y4, Y5, Y5
-	VMULPD       Y7, Y5, Y5
-	VDIVPD       Y8, Y5, Y5
-	VADDPD       Y4, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1856(SB), Y4, Y7
-	VBLENDVPD    Y7, Y6, Y5, Y5
-	VCMPPD       $0x0e, ocannlMap8AVX2Consts<>+1888(SB), Y4, Y7
-	VBLENDVPD    Y7, ocannlMap8AVX2Consts<>+256(SB), Y5, Y5
-	VANDPD       ocannlMap8AVX2Consts<>+1056(SB), Y0, Y4
-	VORPD        Y4, Y5, Y5
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y5, Y5
-	VMULPD       ocannlMap8AVX2Consts<>+1440(SB), Y0, Y4
-	VMULPD       Y5, Y4, Y4
-	VCVTPD2PSY   Y4, X0
-	VINSERTF128  $0x01, X0, Y2, Y2
-	VADDPS       Y2, Y1, Y0
+	VCVTPD2PSY   Y5, X1
+	VINSERTF128  $0x01, X1, Y2, Y2
+	VADDPS       Y2, Y4, Y1
 	VMOVUPS      (CX), Y4
-	VMOVUPD      ocannlMap8AVX2Consts<>+1920(SB), Y5
+	VMOVUPD      ocannlMap8AVX2Consts<>+1792(SB), Y5
 	VMULPS       Y5, Y4, Y4
 	VCVTPS2PD    X4, Y5
-	VEXTRACTF128 $0x01, Y4, X1
-	VCVTPS2PD    X1, Y4
-	VANDPD       ocannlMap8AVX2Consts<>+64(SB), Y5, Y6
-	VMOVUPD      ocannlMap8AVX2Consts<>+96(SB), Y7
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y6, Y8
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y8, Y8
+	VEXTRACTF128 $0x01, Y4, X2
+	VCVTPS2PD    X2, Y4
+	VANDPD       ocannlMap8AVX2Consts<>+992(SB), Y5, Y6
+	VMOVUPD      ocannlMap8AVX2Consts<>+1824(SB), Y7
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1856(SB), Y6, Y8
+	VANDPD       ocannlMap8AVX2Consts<>+1888(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y6, Y8
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y8, Y8
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1920(SB), Y6, Y8
+	VANDPD       ocannlMap8AVX2Consts<>+1888(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+224(SB), Y6, Y8
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y8, Y8
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1952(SB), Y6, Y8
+	VANDPD       ocannlMap8AVX2Consts<>+1888(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
 	VMULPD       Y6, Y6, Y9
-	VSUBPD       ocannlMap8AVX2Consts<>+256(SB), Y6, Y10
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+128(SB), Y6, Y8
+	VSUBPD       ocannlMap8AVX2Consts<>+1376(SB), Y6, Y10
+	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+1856(SB), Y6, Y8
 	VBLENDVPD    Y8, Y9, Y10, Y10
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y11
+	VMOVUPD      ocannlMap8AVX2Consts<>+1376(SB), Y11
 	VDIVPD       Y9, Y11, Y11
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y6, Y8
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1920(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+288(SB), Y7, Y9
+	VPERMPS      ocannlMap8AVX2Consts<>+1984(SB), Y7, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+320(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2016(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+352(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2048(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+384(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2080(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+416(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2112(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+448(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2144(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+480(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2176(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+512(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2208(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+544(SB), Y7, Y11
+	VPERMPS      ocannlMap8AVX2Consts<>+2240(SB), Y7, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap8AVX2Consts<>+576(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2272(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap8AVX2Consts<>+608(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2304(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap8AVX2Consts<>+640(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2336(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap8AVX2Consts<>+672(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2368(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap8AVX2Consts<>+704(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2400(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap8AVX2Consts<>+736(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2432(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap8AVX2Consts<>+768(SB), Y7, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+2464(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y11, Y11
+	VADDPD       ocannlMap8AVX2Consts<>+1376(SB), Y11, Y11
 	VDIVPD       Y11, Y9, Y9
 	VMULPD       Y6, Y9, Y7
 	VADDPD       Y6, Y7, Y7
-	VMULPD       ocannlMap8AVX2Consts<>+800(SB), Y6, Y11
+	VMULPD       ocannlMap8AVX2Consts<>+2496(SB), Y6, Y11
 	VADDPD       Y6, Y11, Y11
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+832(SB), Y6, Y8
+	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+2528(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VMULPD       ocannlMap8AVX2Consts<>+864(SB), Y6, Y11
-	VMULPD       ocannlMap8AVX2Consts<>+896(SB), Y6, Y10
+	VMULPD       ocannlMap8AVX2Consts<>+2560(SB), Y6, Y11
+	VMULPD       ocannlMap8AVX2Consts<>+2592(SB), Y6, Y10
 	VADDPD       Y10, Y11, Y11
-	VMULPD       ocannlMap8AVX2Consts<>+928(SB), Y11, Y11
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+960(SB), Y6, Y8
+	VMULPD       ocannlMap8AVX2Consts<>+2624(SB), Y11, Y11
+	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+2656(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VADDPD       ocannlMap8AVX2Consts<>+992(SB), Y9, Y11
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y6, Y8
+	VADDPD       ocannlMap8AVX2Consts<>+2688(SB), Y9, Y11
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1856(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+1024(SB), Y6, Y8
+	VANDPD       ocannlMap8AVX2Consts<>+2720(SB), Y6, Y8
 	VMULPD       Y8, Y8, Y11
-	VXORPD       ocannlMap8AVX2Consts<>+1056(SB), Y11, Y11
-	VSUBPD       ocannlMap8AVX2Consts<>+1088(SB), Y11, Y11
+	VXORPD       ocannlMap8AVX2Consts<>+1760(SB), Y11, Y11
+	VSUBPD       ocannlMap8AVX2Consts<>+2752(SB), Y11, Y11
 	VSUBPD       Y6, Y8, Y10
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y8, Y10, Y10
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y11, Y8
+	VMULPD       ocannlMap8AVX2Consts<>+1024(SB), Y11, Y8
 	VROUNDPD     $0x00, Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y9
+	VMOVUPD      ocannlMap8AVX2Consts<>+1056(SB), Y9
 	VFNMADD213PD Y11, Y8, Y9
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y8, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y9, Y9
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y11
+	VFNMADD231PD ocannlMap8AVX2Consts<>+1088(SB), Y8, Y9
+	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y9, Y9
+	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y11
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1184(SB), Y9, Y11
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1216(SB), Y9, Y11
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1248(SB), Y9, Y11
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y9, Y11
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y9, Y11
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y9, Y11
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y9, Y11
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y9, Y11
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y9, Y11
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y11
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y11
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y11
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y9, Y11
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y11, Y9
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y8, Y8
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y8, Y8
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y9, Y11
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y11, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1440(SB), Y8, Y8
+	VPADDQ       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y8
 	VPSLLQ       $0x34, Y8, Y8
 	VMULPD       Y8, Y9, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y10, Y8
+	VMULPD       ocannlMap8AVX2Consts<>+1024(SB), Y10, Y8
 	VROUNDPD     $0x00, Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y11
+	VMOVUPD      ocannlMap8AVX2Consts<>+1056(SB), Y11
 	VFNMADD213PD Y10, Y8, Y11
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y8, Y11
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y11, Y11
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y10
+	VFNMADD231PD ocannlMap8AVX2Consts<>+1088(SB), Y8, Y11
+	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y11, Y11
+	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1184(SB), Y11, Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1216(SB), Y11, Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1248(SB), Y11, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y11, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y11, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y11, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y11, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y11, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y11, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y11, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y11, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y11, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y11, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y10, Y11
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y8, Y8
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y8, Y8
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y11, Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y10, Y11
+	VADDPD       ocannlMap8AVX2Consts<>+1440(SB), Y8, Y8
+	VPADDQ       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y8
 	VPSLLQ       $0x34, Y8, Y8
 	VMULPD       Y8, Y11, Y11
 	VMULPD       Y11, Y9, Y9
 	VDIVPD       Y6, Y9, Y9
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y10
+	VMOVUPD      ocannlMap8AVX2Consts<>+1376(SB), Y10
 	VSUBPD       Y9, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y6, Y8
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1920(SB), Y6, Y8
 	VBLENDVPD    Y8, Y10, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1568(SB), Y6, Y8
-	VBLENDVPD    Y8, ocannlMap8AVX2Consts<>+256(SB), Y7, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+1056(SB), Y5, Y11
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+2784(SB), Y6, Y8
+	VBLENDVPD    Y8, ocannlMap8AVX2Consts<>+1376(SB), Y7, Y7
+	VANDPD       ocannlMap8AVX2Consts<>+1760(SB), Y5, Y11
 	VORPD        Y11, Y7, Y7
 	VCVTPD2PSY   Y7, X3
-	VANDPD       ocannlMap8AVX2Consts<>+64(SB), Y4, Y5
-	VMOVUPD      ocannlMap8AVX2Consts<>+96(SB), Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y5, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y7, Y7
+	VANDPD       ocannlMap8AVX2Consts<>+992(SB), Y4, Y5
+	VMOVUPD      ocannlMap8AVX2Consts<>+1824(SB), Y6
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1856(SB), Y5, Y7
+	VANDPD       ocannlMap8AVX2Consts<>+1888(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1920(SB), Y5, Y7
+	VANDPD       ocannlMap8AVX2Consts<>+1888(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+224(SB), Y5, Y7
-	VANDPD       ocannlMap8AVX2Consts<>+160(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1952(SB), Y5, Y7
+	VANDPD       ocannlMap8AVX2Consts<>+1888(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
 	VMULPD       Y5, Y5, Y8
-	VSUBPD       ocannlMap8AVX2Consts<>+256(SB), Y5, Y9
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+128(SB), Y5, Y7
+	VSUBPD       ocannlMap8AVX2Consts<>+1376(SB), Y5, Y9
+	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+1856(SB), Y5, Y7
 	VBLENDVPD    Y7, Y8, Y9, Y9
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y10
+	VMOVUPD      ocannlMap8AVX2Consts<>+1376(SB), Y10
 	VDIVPD       Y8, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1920(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y9, Y9
-	VPERMPS      ocannlMap8AVX2Consts<>+288(SB), Y6, Y8
+	VPERMPS      ocannlMap8AVX2Consts<>+1984(SB), Y6, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+320(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2016(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+352(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2048(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+384(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2080(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+416(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2112(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+448(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2144(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+480(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2176(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+512(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2208(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap8AVX2Consts<>+544(SB), Y6, Y10
+	VPERMPS      ocannlMap8AVX2Consts<>+2240(SB), Y6, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+576(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2272(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+608(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2304(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+640(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2336(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+672(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2368(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+704(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2400(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+736(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2432(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap8AVX2Consts<>+768(SB), Y6, Y7
+	VPERMPS      ocannlMap8AVX2Consts<>+2464(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+256(SB), Y10, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1376(SB), Y10, Y10
 	VDIVPD       Y10, Y8, Y8
 	VMULPD       Y5, Y8, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap8AVX2Consts<>+800(SB), Y5, Y10
+	VMULPD       ocannlMap8AVX2Consts<>+2496(SB), Y5, Y10
 	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+832(SB), Y5, Y7
+	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+2528(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap8AVX2Consts<>+864(SB), Y5, Y10
-	VMULPD       ocannlMap8AVX2Consts<>+896(SB), Y5, Y9
+	VMULPD       ocannlMap8AVX2Consts<>+2560(SB), Y5, Y10
+	VMULPD       ocannlMap8AVX2Consts<>+2592(SB), Y5, Y9
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap8AVX2Consts<>+928(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+960(SB), Y5, Y7
+	VMULPD       ocannlMap8AVX2Consts<>+2624(SB), Y10, Y10
+	VCMPPD       $0x01, ocannlMap8AVX2Consts<>+2656(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap8AVX2Consts<>+992(SB), Y8, Y10
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+128(SB), Y5, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+2688(SB), Y8, Y10
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1856(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+1024(SB), Y5, Y7
+	VANDPD       ocannlMap8AVX2Consts<>+2720(SB), Y5, Y7
 	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap8AVX2Consts<>+1056(SB), Y10, Y10
-	VSUBPD       ocannlMap8AVX2Consts<>+1088(SB), Y10, Y10
+	VXORPD       ocannlMap8AVX2Consts<>+1760(SB), Y10, Y10
+	VSUBPD       ocannlMap8AVX2Consts<>+2752(SB), Y10, Y10
 	VSUBPD       Y5, Y7, Y9
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y7, Y9, Y9
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y10, Y7
+	VMULPD       ocannlMap8AVX2Consts<>+1024(SB), Y10, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+1056(SB), Y8
 	VFNMADD213PD Y10, Y7, Y8
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y7, Y8
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y10
+	VFNMADD231PD ocannlMap8AVX2Consts<>+1088(SB), Y7, Y8
+	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y8, Y8
+	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1184(SB), Y8, Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1216(SB), Y8, Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1248(SB), Y8, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y8, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y8, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y8, Y10
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y8, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y8, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y8, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y8, Y10
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y10, Y8
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y7, Y7
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y7, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y8, Y10
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y10, Y8
+	VADDPD       ocannlMap8AVX2Consts<>+1440(SB), Y7, Y7
+	VPADDQ       ocannlMap8AVX2Consts<>+1472(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y9, Y7
+	VMULPD       ocannlMap8AVX2Consts<>+1024(SB), Y9, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y10
+	VMOVUPD      ocannlMap8AVX2Consts<>+1056(SB), Y10
 	VFNMADD213PD Y9, Y7, Y10
-	VFNMADD231PD ocannlMap8AVX2Consts<>+1184(SB), Y7, Y10
-	VMULPD       ocannlMap8AVX2Consts<>+1216(SB), Y10, Y10
-	VMOVUPD      ocannlMap8AVX2Consts<>+1248(SB), Y9
+	VFNMADD231PD ocannlMap8AVX2Consts<>+1088(SB), Y7, Y10
+	VMULPD       ocannlMap8AVX2Consts<>+1120(SB), Y10, Y10
+	VMOVUPD      ocannlMap8AVX2Consts<>+1152(SB), Y9
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1184(SB), Y10, Y9
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1216(SB), Y10, Y9
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1248(SB), Y10, Y9
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1280(SB), Y10, Y9
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1312(SB), Y10, Y9
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1344(SB), Y10, Y9
 	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y10, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1408(SB), Y10, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+1440(SB), Y10, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y9
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1472(SB), Y10, Y9
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y9, Y10
-	VADDPD       ocannlMap8AVX2Consts<>+1504(SB), Y7, Y7
-	VPADDQ       ocannlMap8AVX2Consts<>+1536(SB), Y7, Y7
+	VADDPD       ocannlMap8AVX2Consts<>+1408(SB), Y10, Y9
+	VFMADD213PD  ocannlMap8AVX2Consts<>+1376(SB), Y9, Y10
+	VADDPD       ocannlMap8AVX2Consts<>+1440(SB), Y7, Y7
+	VPADDQ       ocannlMap8AVX2Consts<>+1472(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y10, Y10
 	VMULPD       Y10, Y8, Y8
 	VDIVPD       Y5, Y8, Y8
-	VMOVUPD      ocannlMap8AVX2Consts<>+256(SB), Y9
+	VMOVUPD      ocannlMap8AVX2Consts<>+1376(SB), Y9
 	VSUBPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+192(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1920(SB), Y5, Y7
 	VBLENDVPD    Y7, Y9, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+1568(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap8AVX2Consts<>+256(SB), Y6, Y6
-	VANDPD       ocannlMap8AVX2Consts<>+1056(SB), Y4, Y10
+	VCMPPD       $0x0d, ocannlMap8AVX2Consts<>+2784(SB), Y5, Y7
+	VBLENDVPD    Y7, ocannlMap8AVX2Consts<>+1376(SB), Y6, Y6
+	VANDPD       ocannlMap8AVX2Consts<>+1760(SB), Y4, Y10
 	VORPD        Y10, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VINSERTF128  $0x01, X1, Y3, Y3
-	VADDPS       Y3, Y0, Y0
-	VMOVUPS      Y0, (AX)
+	VCVTPD2PSY   Y6, X2
+	VINSERTF128  $0x01, X2, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -10455,251 +10194,471 @@ DATA ocannlMap8AVX2Consts<>+16(SB)/4, $0x40400000
 DATA ocannlMap8AVX2Consts<>+20(SB)/4, $0x40400000
 DATA ocannlMap8AVX2Consts<>+24(SB)/4, $0x40400000
 DATA ocannlMap8AVX2Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap8AVX2Consts<>+32(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap8AVX2Consts<>+40(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap8AVX2Consts<>+48(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap8AVX2Consts<>+56(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap8AVX2Consts<>+64(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap8AVX2Consts<>+72(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap8AVX2Consts<>+80(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap8AVX2Consts<>+88(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap8AVX2Consts<>+96(SB)/8, $0x0000000100000000
-DATA ocannlMap8AVX2Consts<>+104(SB)/8, $0x0000000100000000
-DATA ocannlMap8AVX2Consts<>+112(SB)/8, $0x0000000100000000
-DATA ocannlMap8AVX2Consts<>+120(SB)/8, $0x0000000100000000
-DATA ocannlMap8AVX2Consts<>+128(SB)/8, $0x3feb000000000000
-DATA ocannlMap8AVX2Consts<>+136(SB)/8, $0x3feb000000000000
-DATA ocannlMap8AVX2Consts<>+144(SB)/8, $0x3feb000000000000
-DATA ocannlMap8AVX2Consts<>+152(SB)/8, $0x3feb000000000000
-DATA ocannlMap8AVX2Consts<>+160(SB)/8, $0x0000000200000002
-DATA ocannlMap8AVX2Consts<>+168(SB)/8, $0x0000000200000002
-DATA ocannlMap8AVX2Consts<>+176(SB)/8, $0x0000000200000002
-DATA ocannlMap8AVX2Consts<>+184(SB)/8, $0x0000000200000002
-DATA ocannlMap8AVX2Consts<>+192(SB)/8, $0x3ff4000000000000
-DATA ocannlMap8AVX2Consts<>+200(SB)/8, $0x3ff4000000000000
-DATA ocannlMap8AVX2Consts<>+208(SB)/8, $0x3ff4000000000000
-DATA ocannlMap8AVX2Consts<>+216(SB)/8, $0x3ff4000000000000
-DATA ocannlMap8AVX2Consts<>+224(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap8AVX2Consts<>+232(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap8AVX2Consts<>+240(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap8AVX2Consts<>+248(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap8AVX2Consts<>+256(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+264(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+272(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+280(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+296(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+304(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap8AVX2Consts<>+312(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+328(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap8AVX2Consts<>+336(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap8AVX2Consts<>+344(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap8AVX2Consts<>+352(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+360(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap8AVX2Consts<>+368(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap8AVX2Consts<>+376(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap8AVX2Consts<>+384(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap8AVX2Consts<>+392(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap8AVX2Consts<>+400(SB)/8, $0xc0644cb184282266
-DATA ocannlMap8AVX2Consts<>+408(SB)/8, $0xc083ec881375f228
-DATA ocannlMap8AVX2Consts<>+416(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap8AVX2Consts<>+424(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap8AVX2Consts<>+432(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap8AVX2Consts<>+440(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap8AVX2Consts<>+448(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap8AVX2Consts<>+456(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap8AVX2Consts<>+464(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap8AVX2Consts<>+472(SB)/8, $0xc031c209555f995a
-DATA ocannlMap8AVX2Consts<>+480(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap8AVX2Consts<>+488(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap8AVX2Consts<>+496(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap8AVX2Consts<>+504(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap8AVX2Consts<>+512(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap8AVX2Consts<>+520(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap8AVX2Consts<>+528(SB)/8, $0xbf843412600d6435
-DATA ocannlMap8AVX2Consts<>+536(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap8AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+560(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap8AVX2Consts<>+568(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+584(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+592(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap8AVX2Consts<>+600(SB)/8, $0xc03670e242712d62
-DATA ocannlMap8AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap8AVX2Consts<>+616(SB)/8, $0x3f888b545735151d
-DATA ocannlMap8AVX2Consts<>+624(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap8AVX2Consts<>+632(SB)/8, $0x407da874e79fe763
-DATA ocannlMap8AVX2Consts<>+640(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap8AVX2Consts<>+648(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap8AVX2Consts<>+656(SB)/8, $0x407ad02157700314
-DATA ocannlMap8AVX2Consts<>+664(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap8AVX2Consts<>+672(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap8AVX2Consts<>+680(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap8AVX2Consts<>+688(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap8AVX2Consts<>+696(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap8AVX2Consts<>+704(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap8AVX2Consts<>+712(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap8AVX2Consts<>+720(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap8AVX2Consts<>+728(SB)/8, $0x409802eb189d5118
-DATA ocannlMap8AVX2Consts<>+736(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap8AVX2Consts<>+744(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap8AVX2Consts<>+752(SB)/8, $0x4061350c526ae721
-DATA ocannlMap8AVX2Consts<>+760(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap8AVX2Consts<>+768(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap8AVX2Consts<>+776(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap8AVX2Consts<>+784(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap8AVX2Consts<>+792(SB)/8, $0x403e568b261d5190
-DATA ocannlMap8AVX2Consts<>+800(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap8AVX2Consts<>+808(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap8AVX2Consts<>+816(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap8AVX2Consts<>+824(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap8AVX2Consts<>+832(SB)/8, $0x3e30000000000000
-DATA ocannlMap8AVX2Consts<>+840(SB)/8, $0x3e30000000000000
-DATA ocannlMap8AVX2Consts<>+848(SB)/8, $0x3e30000000000000
-DATA ocannlMap8AVX2Consts<>+856(SB)/8, $0x3e30000000000000
-DATA ocannlMap8AVX2Consts<>+864(SB)/8, $0x4020000000000000
-DATA ocannlMap8AVX2Consts<>+872(SB)/8, $0x4020000000000000
-DATA ocannlMap8AVX2Consts<>+880(SB)/8, $0x4020000000000000
-DATA ocannlMap8AVX2Consts<>+888(SB)/8, $0x4020000000000000
-DATA ocannlMap8AVX2Consts<>+896(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap8AVX2Consts<>+904(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap8AVX2Consts<>+912(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap8AVX2Consts<>+920(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap8AVX2Consts<>+928(SB)/8, $0x3fc0000000000000
-DATA ocannlMap8AVX2Consts<>+936(SB)/8, $0x3fc0000000000000
-DATA ocannlMap8AVX2Consts<>+944(SB)/8, $0x3fc0000000000000
-DATA ocannlMap8AVX2Consts<>+952(SB)/8, $0x3fc0000000000000
-DATA ocannlMap8AVX2Consts<>+960(SB)/8, $0x0080000000000000
-DATA ocannlMap8AVX2Consts<>+968(SB)/8, $0x0080000000000000
-DATA ocannlMap8AVX2Consts<>+976(SB)/8, $0x0080000000000000
-DATA ocannlMap8AVX2Consts<>+984(SB)/8, $0x0080000000000000
-DATA ocannlMap8AVX2Consts<>+992(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap8AVX2Consts<>+1000(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap8AVX2Consts<>+1008(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap8AVX2Consts<>+1016(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap8AVX2Consts<>+1024(SB)/8, $0xffffffff00000000
-DATA ocannlMap8AVX2Consts<>+1032(SB)/8, $0xffffffff00000000
-DATA ocannlMap8AVX2Consts<>+1040(SB)/8, $0xffffffff00000000
-DATA ocannlMap8AVX2Consts<>+1048(SB)/8, $0xffffffff00000000
-DATA ocannlMap8AVX2Consts<>+1056(SB)/8, $0x8000000000000000
-DATA ocannlMap8AVX2Consts<>+1064(SB)/8, $0x8000000000000000
-DATA ocannlMap8AVX2Consts<>+1072(SB)/8, $0x8000000000000000
-DATA ocannlMap8AVX2Consts<>+1080(SB)/8, $0x8000000000000000
-DATA ocannlMap8AVX2Consts<>+1088(SB)/8, $0x3fe2000000000000
-DATA ocannlMap8AVX2Consts<>+1096(SB)/8, $0x3fe2000000000000
-DATA ocannlMap8AVX2Consts<>+1104(SB)/8, $0x3fe2000000000000
-DATA ocannlMap8AVX2Consts<>+1112(SB)/8, $0x3fe2000000000000
-DATA ocannlMap8AVX2Consts<>+1120(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+1128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+1136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+1144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+1152(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap8AVX2Consts<>+1160(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap8AVX2Consts<>+1168(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap8AVX2Consts<>+1176(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap8AVX2Consts<>+1184(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap8AVX2Consts<>+1192(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap8AVX2Consts<>+1200(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap8AVX2Consts<>+1208(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap8AVX2Consts<>+1216(SB)/8, $0x3fb0000000000000
-DATA ocannlMap8AVX2Consts<>+1224(SB)/8, $0x3fb0000000000000
-DATA ocannlMap8AVX2Consts<>+1232(SB)/8, $0x3fb0000000000000
-DATA ocannlMap8AVX2Consts<>+1240(SB)/8, $0x3fb0000000000000
-DATA ocannlMap8AVX2Consts<>+1248(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1256(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1264(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1272(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1280(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1288(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1296(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1304(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+1312(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+1320(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+1328(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+1336(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+1344(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+1352(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+1360(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+1368(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+1376(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+1384(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+1392(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+1400(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+1408(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+1416(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+1424(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+1432(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+1440(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+1448(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+1456(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+1464(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+1472(SB)/8, $0x4000000000000000
-DATA ocannlMap8AVX2Consts<>+1480(SB)/8, $0x4000000000000000
-DATA ocannlMap8AVX2Consts<>+1488(SB)/8, $0x4000000000000000
-DATA ocannlMap8AVX2Consts<>+1496(SB)/8, $0x4000000000000000
-DATA ocannlMap8AVX2Consts<>+1504(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+1512(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+1520(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+1528(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+1536(SB)/8, $0x00000000000003ff
-DATA ocannlMap8AVX2Consts<>+1544(SB)/8, $0x00000000000003ff
-DATA ocannlMap8AVX2Consts<>+1552(SB)/8, $0x00000000000003ff
-DATA ocannlMap8AVX2Consts<>+1560(SB)/8, $0x00000000000003ff
-DATA ocannlMap8AVX2Consts<>+1568(SB)/8, $0x4018000000000000
-DATA ocannlMap8AVX2Consts<>+1576(SB)/8, $0x4018000000000000
-DATA ocannlMap8AVX2Consts<>+1584(SB)/8, $0x4018000000000000
-DATA ocannlMap8AVX2Consts<>+1592(SB)/8, $0x4018000000000000
-DATA ocannlMap8AVX2Consts<>+1600(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap8AVX2Consts<>+1608(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap8AVX2Consts<>+1616(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap8AVX2Consts<>+1624(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap8AVX2Consts<>+1632(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap8AVX2Consts<>+1640(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap8AVX2Consts<>+1648(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap8AVX2Consts<>+1656(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap8AVX2Consts<>+1664(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap8AVX2Consts<>+1672(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap8AVX2Consts<>+1680(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap8AVX2Consts<>+1688(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap8AVX2Consts<>+1696(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap8AVX2Consts<>+1704(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap8AVX2Consts<>+1712(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap8AVX2Consts<>+1720(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap8AVX2Consts<>+1728(SB)/8, $0xc0993ac030580563
-DATA ocannlMap8AVX2Consts<>+1736(SB)/8, $0xc0993ac030580563
-DATA ocannlMap8AVX2Consts<>+1744(SB)/8, $0xc0993ac030580563
-DATA ocannlMap8AVX2Consts<>+1752(SB)/8, $0xc0993ac030580563
-DATA ocannlMap8AVX2Consts<>+1760(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap8AVX2Consts<>+1768(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap8AVX2Consts<>+1776(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap8AVX2Consts<>+1784(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap8AVX2Consts<>+1792(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap8AVX2Consts<>+1800(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap8AVX2Consts<>+1808(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap8AVX2Consts<>+1816(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap8AVX2Consts<>+1824(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap8AVX2Consts<>+1832(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap8AVX2Consts<>+1840(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap8AVX2Consts<>+1848(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap8AVX2Consts<>+1856(SB)/8, $0x3fe4000000000000
-DATA ocannlMap8AVX2Consts<>+1864(SB)/8, $0x3fe4000000000000
-DATA ocannlMap8AVX2Consts<>+1872(SB)/8, $0x3fe4000000000000
-DATA ocannlMap8AVX2Consts<>+1880(SB)/8, $0x3fe4000000000000
-DATA ocannlMap8AVX2Consts<>+1888(SB)/8, $0x404601e678fc457b
-DATA ocannlMap8AVX2Consts<>+1896(SB)/8, $0x404601e678fc457b
-DATA ocannlMap8AVX2Consts<>+1904(SB)/8, $0x404601e678fc457b
-DATA ocannlMap8AVX2Consts<>+1912(SB)/8, $0x404601e678fc457b
-DATA ocannlMap8AVX2Consts<>+1920(SB)/4, $0x40800000
-DATA ocannlMap8AVX2Consts<>+1924(SB)/4, $0x40800000
-DATA ocannlMap8AVX2Consts<>+1928(SB)/4, $0x40800000
-DATA ocannlMap8AVX2Consts<>+1932(SB)/4, $0x40800000
-DATA ocannlMap8AVX2Consts<>+1936(SB)/4, $0x40800000
-DATA ocannlMap8AVX2Consts<>+1940(SB)/4, $0x40800000
-DATA ocannlMap8AVX2Consts<>+1944(SB)/4, $0x40800000
-DATA ocannlMap8AVX2Consts<>+1948(SB)/4, $0x40800000
-GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $1952
+DATA ocannlMap8AVX2Consts<>+32(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+36(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+40(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+44(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+48(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+52(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+56(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+60(SB)/4, $0x7fffffff
+DATA ocannlMap8AVX2Consts<>+64(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+68(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+72(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+76(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+80(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+84(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+88(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+92(SB)/4, $0x41680000
+DATA ocannlMap8AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap8AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap8AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap8AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap8AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap8AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap8AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap8AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap8AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap8AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap8AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap8AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap8AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+928(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap8AVX2Consts<>+936(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap8AVX2Consts<>+944(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap8AVX2Consts<>+952(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap8AVX2Consts<>+960(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap8AVX2Consts<>+968(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap8AVX2Consts<>+976(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap8AVX2Consts<>+984(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap8AVX2Consts<>+992(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap8AVX2Consts<>+1000(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap8AVX2Consts<>+1008(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap8AVX2Consts<>+1016(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap8AVX2Consts<>+1024(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+1032(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+1040(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+1048(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+1056(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap8AVX2Consts<>+1064(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap8AVX2Consts<>+1072(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap8AVX2Consts<>+1080(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap8AVX2Consts<>+1088(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap8AVX2Consts<>+1096(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap8AVX2Consts<>+1104(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap8AVX2Consts<>+1112(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap8AVX2Consts<>+1120(SB)/8, $0x3fb0000000000000
+DATA ocannlMap8AVX2Consts<>+1128(SB)/8, $0x3fb0000000000000
+DATA ocannlMap8AVX2Consts<>+1136(SB)/8, $0x3fb0000000000000
+DATA ocannlMap8AVX2Consts<>+1144(SB)/8, $0x3fb0000000000000
+DATA ocannlMap8AVX2Consts<>+1152(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1160(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1168(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1176(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1184(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1192(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1200(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1208(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+1216(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+1224(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+1232(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+1240(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+1248(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+1256(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+1264(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+1272(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+1280(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+1288(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+1296(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+1304(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+1312(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+1320(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+1328(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+1336(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+1344(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+1352(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+1360(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+1368(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+1376(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+1384(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+1392(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+1400(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+1408(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+1416(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+1424(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+1432(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+1440(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+1448(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+1456(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+1464(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+1472(SB)/8, $0x00000000000003ff
+DATA ocannlMap8AVX2Consts<>+1480(SB)/8, $0x00000000000003ff
+DATA ocannlMap8AVX2Consts<>+1488(SB)/8, $0x00000000000003ff
+DATA ocannlMap8AVX2Consts<>+1496(SB)/8, $0x00000000000003ff
+DATA ocannlMap8AVX2Consts<>+1504(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap8AVX2Consts<>+1512(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap8AVX2Consts<>+1520(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap8AVX2Consts<>+1528(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap8AVX2Consts<>+1536(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap8AVX2Consts<>+1544(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap8AVX2Consts<>+1552(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap8AVX2Consts<>+1560(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap8AVX2Consts<>+1568(SB)/8, $0xc0993ac030580563
+DATA ocannlMap8AVX2Consts<>+1576(SB)/8, $0xc0993ac030580563
+DATA ocannlMap8AVX2Consts<>+1584(SB)/8, $0xc0993ac030580563
+DATA ocannlMap8AVX2Consts<>+1592(SB)/8, $0xc0993ac030580563
+DATA ocannlMap8AVX2Consts<>+1600(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap8AVX2Consts<>+1608(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap8AVX2Consts<>+1616(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap8AVX2Consts<>+1624(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap8AVX2Consts<>+1632(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap8AVX2Consts<>+1640(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap8AVX2Consts<>+1648(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap8AVX2Consts<>+1656(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap8AVX2Consts<>+1664(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap8AVX2Consts<>+1672(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap8AVX2Consts<>+1680(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap8AVX2Consts<>+1688(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap8AVX2Consts<>+1696(SB)/8, $0x3fe4000000000000
+DATA ocannlMap8AVX2Consts<>+1704(SB)/8, $0x3fe4000000000000
+DATA ocannlMap8AVX2Consts<>+1712(SB)/8, $0x3fe4000000000000
+DATA ocannlMap8AVX2Consts<>+1720(SB)/8, $0x3fe4000000000000
+DATA ocannlMap8AVX2Consts<>+1728(SB)/8, $0x404601e678fc457b
+DATA ocannlMap8AVX2Consts<>+1736(SB)/8, $0x404601e678fc457b
+DATA ocannlMap8AVX2Consts<>+1744(SB)/8, $0x404601e678fc457b
+DATA ocannlMap8AVX2Consts<>+1752(SB)/8, $0x404601e678fc457b
+DATA ocannlMap8AVX2Consts<>+1760(SB)/8, $0x8000000000000000
+DATA ocannlMap8AVX2Consts<>+1768(SB)/8, $0x8000000000000000
+DATA ocannlMap8AVX2Consts<>+1776(SB)/8, $0x8000000000000000
+DATA ocannlMap8AVX2Consts<>+1784(SB)/8, $0x8000000000000000
+DATA ocannlMap8AVX2Consts<>+1792(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1796(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1800(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1804(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1808(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1812(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1816(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1820(SB)/4, $0x40800000
+DATA ocannlMap8AVX2Consts<>+1824(SB)/8, $0x0000000100000000
+DATA ocannlMap8AVX2Consts<>+1832(SB)/8, $0x0000000100000000
+DATA ocannlMap8AVX2Consts<>+1840(SB)/8, $0x0000000100000000
+DATA ocannlMap8AVX2Consts<>+1848(SB)/8, $0x0000000100000000
+DATA ocannlMap8AVX2Consts<>+1856(SB)/8, $0x3feb000000000000
+DATA ocannlMap8AVX2Consts<>+1864(SB)/8, $0x3feb000000000000
+DATA ocannlMap8AVX2Consts<>+1872(SB)/8, $0x3feb000000000000
+DATA ocannlMap8AVX2Consts<>+1880(SB)/8, $0x3feb000000000000
+DATA ocannlMap8AVX2Consts<>+1888(SB)/8, $0x0000000200000002
+DATA ocannlMap8AVX2Consts<>+1896(SB)/8, $0x0000000200000002
+DATA ocannlMap8AVX2Consts<>+1904(SB)/8, $0x0000000200000002
+DATA ocannlMap8AVX2Consts<>+1912(SB)/8, $0x0000000200000002
+DATA ocannlMap8AVX2Consts<>+1920(SB)/8, $0x3ff4000000000000
+DATA ocannlMap8AVX2Consts<>+1928(SB)/8, $0x3ff4000000000000
+DATA ocannlMap8AVX2Consts<>+1936(SB)/8, $0x3ff4000000000000
+DATA ocannlMap8AVX2Consts<>+1944(SB)/8, $0x3ff4000000000000
+DATA ocannlMap8AVX2Consts<>+1952(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap8AVX2Consts<>+1960(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap8AVX2Consts<>+1968(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap8AVX2Consts<>+1976(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap8AVX2Consts<>+1984(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+1992(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2000(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap8AVX2Consts<>+2008(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2016(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2024(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap8AVX2Consts<>+2032(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap8AVX2Consts<>+2040(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap8AVX2Consts<>+2048(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2056(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap8AVX2Consts<>+2064(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap8AVX2Consts<>+2072(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap8AVX2Consts<>+2080(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap8AVX2Consts<>+2088(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap8AVX2Consts<>+2096(SB)/8, $0xc0644cb184282266
+DATA ocannlMap8AVX2Consts<>+2104(SB)/8, $0xc083ec881375f228
+DATA ocannlMap8AVX2Consts<>+2112(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap8AVX2Consts<>+2120(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap8AVX2Consts<>+2128(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap8AVX2Consts<>+2136(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap8AVX2Consts<>+2144(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap8AVX2Consts<>+2152(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap8AVX2Consts<>+2160(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap8AVX2Consts<>+2168(SB)/8, $0xc031c209555f995a
+DATA ocannlMap8AVX2Consts<>+2176(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap8AVX2Consts<>+2184(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap8AVX2Consts<>+2192(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap8AVX2Consts<>+2200(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap8AVX2Consts<>+2208(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap8AVX2Consts<>+2216(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap8AVX2Consts<>+2224(SB)/8, $0xbf843412600d6435
+DATA ocannlMap8AVX2Consts<>+2232(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap8AVX2Consts<>+2240(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2248(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2256(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap8AVX2Consts<>+2264(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2272(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2280(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2288(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap8AVX2Consts<>+2296(SB)/8, $0xc03670e242712d62
+DATA ocannlMap8AVX2Consts<>+2304(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+2312(SB)/8, $0x3f888b545735151d
+DATA ocannlMap8AVX2Consts<>+2320(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap8AVX2Consts<>+2328(SB)/8, $0x407da874e79fe763
+DATA ocannlMap8AVX2Consts<>+2336(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap8AVX2Consts<>+2344(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap8AVX2Consts<>+2352(SB)/8, $0x407ad02157700314
+DATA ocannlMap8AVX2Consts<>+2360(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap8AVX2Consts<>+2368(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap8AVX2Consts<>+2376(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap8AVX2Consts<>+2384(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap8AVX2Consts<>+2392(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap8AVX2Consts<>+2400(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap8AVX2Consts<>+2408(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap8AVX2Consts<>+2416(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap8AVX2Consts<>+2424(SB)/8, $0x409802eb189d5118
+DATA ocannlMap8AVX2Consts<>+2432(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap8AVX2Consts<>+2440(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap8AVX2Consts<>+2448(SB)/8, $0x4061350c526ae721
+DATA ocannlMap8AVX2Consts<>+2456(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap8AVX2Consts<>+2464(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap8AVX2Consts<>+2472(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap8AVX2Consts<>+2480(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap8AVX2Consts<>+2488(SB)/8, $0x403e568b261d5190
+DATA ocannlMap8AVX2Consts<>+2496(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2504(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2512(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2520(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2528(SB)/8, $0x3e30000000000000
+DATA ocannlMap8AVX2Consts<>+2536(SB)/8, $0x3e30000000000000
+DATA ocannlMap8AVX2Consts<>+2544(SB)/8, $0x3e30000000000000
+DATA ocannlMap8AVX2Consts<>+2552(SB)/8, $0x3e30000000000000
+DATA ocannlMap8AVX2Consts<>+2560(SB)/8, $0x4020000000000000
+DATA ocannlMap8AVX2Consts<>+2568(SB)/8, $0x4020000000000000
+DATA ocannlMap8AVX2Consts<>+2576(SB)/8, $0x4020000000000000
+DATA ocannlMap8AVX2Consts<>+2584(SB)/8, $0x4020000000000000
+DATA ocannlMap8AVX2Consts<>+2592(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2600(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2608(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2616(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap8AVX2Consts<>+2624(SB)/8, $0x3fc0000000000000
+DATA ocannlMap8AVX2Consts<>+2632(SB)/8, $0x3fc0000000000000
+DATA ocannlMap8AVX2Consts<>+2640(SB)/8, $0x3fc0000000000000
+DATA ocannlMap8AVX2Consts<>+2648(SB)/8, $0x3fc0000000000000
+DATA ocannlMap8AVX2Consts<>+2656(SB)/8, $0x0080000000000000
+DATA ocannlMap8AVX2Consts<>+2664(SB)/8, $0x0080000000000000
+DATA ocannlMap8AVX2Consts<>+2672(SB)/8, $0x0080000000000000
+DATA ocannlMap8AVX2Consts<>+2680(SB)/8, $0x0080000000000000
+DATA ocannlMap8AVX2Consts<>+2688(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap8AVX2Consts<>+2696(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap8AVX2Consts<>+2704(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap8AVX2Consts<>+2712(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap8AVX2Consts<>+2720(SB)/8, $0xffffffff00000000
+DATA ocannlMap8AVX2Consts<>+2728(SB)/8, $0xffffffff00000000
+DATA ocannlMap8AVX2Consts<>+2736(SB)/8, $0xffffffff00000000
+DATA ocannlMap8AVX2Consts<>+2744(SB)/8, $0xffffffff00000000
+DATA ocannlMap8AVX2Consts<>+2752(SB)/8, $0x3fe2000000000000
+DATA ocannlMap8AVX2Consts<>+2760(SB)/8, $0x3fe2000000000000
+DATA ocannlMap8AVX2Consts<>+2768(SB)/8, $0x3fe2000000000000
+DATA ocannlMap8AVX2Consts<>+2776(SB)/8, $0x3fe2000000000000
+DATA ocannlMap8AVX2Consts<>+2784(SB)/8, $0x4018000000000000
+DATA ocannlMap8AVX2Consts<>+2792(SB)/8, $0x4018000000000000
+DATA ocannlMap8AVX2Consts<>+2800(SB)/8, $0x4018000000000000
+DATA ocannlMap8AVX2Consts<>+2808(SB)/8, $0x4018000000000000
+GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $2816
 
 // func ocannlMap9AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3

@@ -227,6 +227,12 @@ func ExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64) {
 //ocannl:expr gelu x + gelu_tanh y + erf x
 func Gelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) { ocannlGelus(x, y, out) }
 
+// Gelu is the float32 gelu alone, which the AVX-512 tier evaluates
+// itself (float32 operations, rt.Gelu32's bits).
+//
+//ocannl:expr gelu x
+func Gelu(x *[16][64]float32, out *[16][64]float32) { ocannlGelu(x, out) }
+
 // GelusF64 is Gelus in float64.
 //
 //ocannl:expr gelu x + gelu_tanh y + erf x

@@ -76,3 +76,14 @@ type Embed struct{ ocannlEmbed }
 //ocannl:input r : 16, 8 | 512
 //ocannl:return emb(ids) +* "...|...->...; ...|...->... => 0" r
 type EmbedRows struct{ ocannlEmbedRows }
+
+// GeluNet is gelu and its gradient in float32: the loss sum(gelu(x) * r)
+// makes x's gradient the map r * gelu_grad(x), which every tier computes
+// bit for bit as rt.GeluGrad32 does (issue 25).
+//
+//ocannl:model
+//ocannl:loss objective:
+//ocannl:input r : 16 | 256
+//ocannl:let x = {x = 0; b=[16]; o=[256]}
+//ocannl:return (gelu x) +* "...|...->...; ...|...->... => 0" r
+type GeluNet struct{ ocannlGeluNet }

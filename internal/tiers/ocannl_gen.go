@@ -682,6 +682,111 @@ func (m *ocannlEmbedRows) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
 }
 
+// ocannlGeluNetParams holds one value per cell of every parameter of GeluNet, flattened in memory order (batch, output, input).
+type ocannlGeluNetParams struct {
+	// X is x: shape 16 | 256, memory order [16][256].
+	X [4096]float32
+}
+
+// ocannlGeluNet is the generated state of GeluNet: embed it in GeluNet. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlGeluNet struct {
+	// Params are the learnable parameters.
+	Params ocannlGeluNetParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlGeluNetParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float32
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlGeluNet) Init(seed uint64) {
+	rt.Constant(m.Params.X[:], float32(0))
+	m.Grads = ocannlGeluNetParams{}
+}
+
+// ObjectiveLoss runs entry point objective of GeluNet (forward only) and returns the loss. It does not allocate.
+func (m *ocannlGeluNet) ObjectiveLoss(r *[16][256]float32) float32 {
+	ocannlGeluNetObjectiveLoss(r, &m.Params.X, &m.loss)
+	return m.loss[0]
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlGeluNet) Backward(r *[16][256]float32) float32 {
+	ocannlGeluNetBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
+	return m.loss[0]
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlGeluNet) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.X[:],
+		Dims:   []int{16, 256},
+		Name:   "x",
+		Role:   rt.RoleOther,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlGeluNet) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlGeluNet) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlGeluNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlGeluNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlGeluNet) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlGeluNet) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
 // ocannlPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pool.
@@ -3148,6 +3253,170 @@ func (r3 *ocannlEmbedRowsBackwardPart1) Part(j3 int) {
 // ocannlEmbedRowsBackwardPart1Records holds the free ocannlEmbedRowsBackwardPart1 records.
 var ocannlEmbedRowsBackwardPart1Records rt.Records[ocannlEmbedRowsBackwardPart1]
 
+// ocannlGeluNetObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model GeluNet.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 16 | 256 (input, parameter r)
+//	x: 16 | 256 (param, parameter pX)
+//	_objective.1: 16 | 256 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _objective.1 = pointwise gelu of x
+//	for i0 in 0..15:
+//	  for i1 in 0..255:
+//	    _objective.1[i0, i1] = gelu(x[i0, i1])
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..255:  # reduction
+//	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
+func ocannlGeluNetObjectiveLoss(r *[16][256]float32, pX *[4096]float32, out *[1]float32) {
+	var objective_1 [16][256]float32
+
+	// _objective.1 = pointwise gelu of x
+	// float32 pointwise kernel over 4096 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&objective_1[0][0], &pX[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&objective_1[0][0], &pX[0])
+	} else {
+		for i0 := range 16 {
+			pXRow := (*[256]float32)(pX[256*i0 : 256*i0+256])
+			objective_1Row := &objective_1[i0]
+			for i1 := range 256 {
+				objective_1Row[i1] = rt.Gelu32(pXRow[i1])
+			}
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&out[0], &objective_1[0][0], &r[0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce10AVX2(&out[0], &objective_1[0][0], &r[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc := float32(0)
+		for i0 := range 16 {
+			objective_1Row2 := &objective_1[i0]
+			rRow := &r[i0]
+			for i1 := range 256 {
+				acc += objective_1Row2[i1] * rRow[i1]
+			}
+		}
+		out[0] = acc
+	}
+}
+
+// ocannlGeluNetBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model GeluNet.
+//
+// Tensors (batch | input -> output):
+//
+//	r: 16 | 256 (input, parameter r)
+//	x: 16 | 256 (param, parameter pX)
+//	_objective.1: 16 | 256 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	x.grad: [16 256] (let, output parameter gX)
+//	_objective.1.grad: [16 256] (let, local)
+//	objective.grad: [1] (let, local)
+//
+// Loop nests:
+//
+//	# _objective.1 = pointwise gelu of x
+//	for i0 in 0..15:
+//	  for i1 in 0..255:
+//	    _objective.1[i0, i1] = gelu(x[i0, i1])
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..255:  # reduction
+//	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
+//
+//	# zero the gradients
+//	fill x.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
+//
+//	# backprop of op 0 (_objective.1 = pointwise gelu of x): g1 =+ g * gelu_grad(v1); g1 is x.grad, with backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad fused
+//	for i0 in 0..15:
+//	  for i1 in 0..255:
+//	    x.grad[i0, i1] += ((objective.grad[0] * r[i0, i1]) + 0) * gelu_grad(x[i0, i1])
+func ocannlGeluNetBackward(r *[16][256]float32, pX *[4096]float32, gX *[4096]float32, loss *[1]float32) {
+	var objective_1 [16][256]float32
+	var objective_grad [1]float32
+
+	// _objective.1 = pointwise gelu of x
+	// float32 pointwise kernel over 4096 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&objective_1[0][0], &pX[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&objective_1[0][0], &pX[0])
+	} else {
+		for i0 := range 16 {
+			pXRow := (*[256]float32)(pX[256*i0 : 256*i0+256])
+			objective_1Row := &objective_1[i0]
+			for i1 := range 256 {
+				objective_1Row[i1] = rt.Gelu32(pXRow[i1])
+			}
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
+	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&loss[0], &objective_1[0][0], &r[0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce10AVX2(&loss[0], &objective_1[0][0], &r[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc := float32(0)
+		for i0 := range 16 {
+			objective_1Row2 := &objective_1[i0]
+			rRow := &r[i0]
+			for i1 := range 256 {
+				acc += objective_1Row2[i1] * rRow[i1]
+			}
+		}
+		loss[0] = acc
+	}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 0 (_objective.1 = pointwise gelu of x): g1 =+ g * gelu_grad(v1); g1 is x.grad, with backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(add(mul(x0,x1),0),gelu_grad(x2)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&gX[0], &objective_grad[0], &r[0][0], &pX[0])
+	} else if ocannlAVX2 {
+		ocannlMap17AVX2(&gX[0], &objective_grad[0], &r[0][0], &pX[0])
+	} else {
+		*gX = [4096]float32{}
+		objective_gradV := objective_grad[0]
+		for i0 := range 16 {
+			rRow2 := &r[i0]
+			pXRow2 := (*[256]float32)(pX[256*i0 : 256*i0+256])
+			gXRow := (*[256]float32)(gX[256*i0 : 256*i0+256])
+			for i1 := range 256 {
+				gXRow[i1] += ((objective_gradV * rRow2[i1]) + 0) * rt.GeluGrad32(pXRow2[i1])
+			}
+		}
+	}
+}
+
 // ocannlMatMul runs a tensor program generated by ocannlgen.
 //
 // //ocannl:einsum "i,j; j,k => i,k"
@@ -3441,11 +3710,11 @@ func ocannlConvPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, o
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap16AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap18AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap16AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap18AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -3659,9 +3928,9 @@ func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap19AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap19AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3721,9 +3990,9 @@ func ocannlArithF64(x *[32][64]float64, y *[32][64]float64, out *[32][64]float64
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap20AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap20AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3773,9 +4042,9 @@ func ocannlCompare(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32)
 	// out = pointwise where of _out.1, _out.2, _out.4, with _out.1 = pointwise "<" of x, y fused, with _out.2 = pointwise "=" of x, y fused, with _out.4 = pointwise "+" of _out.3, y, with _out.3 = pointwise "<>" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap21AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap21AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3836,9 +4105,9 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// out = assignment out =+ ~logic:"." of _out.2, with _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused fused
 	// float32 pointwise kernel over 2048 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&out[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap22AVX512(&out[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&out[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap22AVX2(&out[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -3982,9 +4251,9 @@ func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
 	// float32 pointwise kernel over 2048 elements (c min= x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&out[0][0], &x[0][0])
+		ocannlMap23AVX512(&out[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&out[0][0], &x[0][0])
+		ocannlMap23AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -4017,9 +4286,9 @@ func ocannlSumRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "++" "i,j => i" of x
 	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&out[0], &x[0][0])
+		ocannlReduce11AVX512(&out[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&out[0], &x[0][0])
+		ocannlReduce11AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -4055,9 +4324,9 @@ func ocannlSumCols(x *[200][16]float32, out *[16]float32) {
 	*out = [16]float32{}
 	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&out[0], &x[0][0])
+		ocannlReduce12AVX512(&out[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&out[0], &x[0][0])
+		ocannlReduce12AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 200; i1 += 4 {
@@ -4098,9 +4367,9 @@ func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&out[0], &x[0][0])
+		ocannlReduce13AVX512(&out[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&out[0], &x[0][0])
+		ocannlReduce13AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -4135,9 +4404,9 @@ func ocannlMaxRowsF64(x *[48][10]float64, out *[48]float64) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&out[0], &x[0][0])
+		ocannlReduce14AVX512(&out[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&out[0], &x[0][0])
+		ocannlReduce14AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 48 {
@@ -4175,9 +4444,9 @@ func ocannlMaxCols(x *[100][64]float32, out *[64]float32) {
 	}
 	// float32 across-rows max reduction kernel, 100 rows of 64 elements into 64 cells (c = c max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&out[0], &x[0][0])
+		ocannlReduce15AVX512(&out[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&out[0], &x[0][0])
+		ocannlReduce15AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 100; i1 += 4 {
@@ -4218,9 +4487,9 @@ func ocannlMinRows(x *[64][100]float32, out *[64]float32) {
 	// out = assignment out =:@- ~logic:"i,j => i" of x
 	// float32 along-rows min reduction kernel, 64 rows of 100 elements into 64 cells (c = +Inf min x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce15AVX512(&out[0], &x[0][0])
+		ocannlReduce16AVX512(&out[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce15AVX2(&out[0], &x[0][0])
+		ocannlReduce16AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -4254,9 +4523,9 @@ func ocannlExp(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp of x
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&out[0][0], &x[0][0])
+		ocannlMap24AVX512(&out[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&out[0][0], &x[0][0])
+		ocannlMap24AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4288,7 +4557,7 @@ func ocannlExpF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp of x
 	// float64 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&out[0][0], &x[0][0])
+		ocannlMap25AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4320,9 +4589,9 @@ func ocannlExp2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp2 of x
 	// float32 pointwise kernel over 1024 elements (c = exp2(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&out[0][0], &x[0][0])
+		ocannlMap26AVX512(&out[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&out[0][0], &x[0][0])
+		ocannlMap26AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4354,7 +4623,7 @@ func ocannlExp2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp2 of x
 	// float64 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &x[0][0])
+		ocannlMap27AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4386,7 +4655,7 @@ func ocannlLog(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log of x
 	// float32 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&out[0][0], &x[0][0])
+		ocannlMap28AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4418,7 +4687,7 @@ func ocannlLogF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log of x
 	// float64 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&out[0][0], &x[0][0])
+		ocannlMap29AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4450,7 +4719,7 @@ func ocannlLog2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log2 of x
 	// float32 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&out[0][0], &x[0][0])
+		ocannlMap30AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4482,7 +4751,7 @@ func ocannlLog2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log2 of x
 	// float64 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&out[0][0], &x[0][0])
+		ocannlMap31AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4514,7 +4783,7 @@ func ocannlTanh(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise tanh of x
 	// float32 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&out[0][0], &x[0][0])
+		ocannlMap32AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4546,7 +4815,7 @@ func ocannlTanhF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise tanh of x
 	// float64 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&out[0][0], &x[0][0])
+		ocannlMap33AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4612,7 +4881,7 @@ func ocannlExact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap34AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4671,9 +4940,9 @@ func ocannlExactWide(x *[16][64]float32, y *[16][64]float32, out *[16][64]float3
 	// out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
 	// float32 pointwise kernel over 1024 elements (c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap35AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap35AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4732,9 +5001,9 @@ func ocannlExactWideF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]flo
 	// out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
 	// float64 pointwise kernel over 1024 elements (c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap36AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap36AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4805,7 +5074,7 @@ func ocannlExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap37AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4855,14 +5124,48 @@ func ocannlGelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap38AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
 			yRow := &y[i0]
 			outRow := &out[i0]
 			for i1 := range 64 {
-				outRow[i1] = (float32(0.5*float64(xRow[i1])*(1+math.Erf(float64(xRow[i1])*0.7071067811865476))) + float32(0.5*float64(yRow[i1])*(1+math.Tanh(0.7978845608028654*(float64(yRow[i1])+0.044715*float64(yRow[i1])*float64(yRow[i1])*float64(yRow[i1])))))) + float32(math.Erf(float64(xRow[i1])))
+				outRow[i1] = (rt.Gelu32(xRow[i1]) + float32(0.5*float64(yRow[i1])*(1+math.Tanh(0.7978845608028654*(float64(yRow[i1])+0.044715*float64(yRow[i1])*float64(yRow[i1])*float64(yRow[i1])))))) + float32(math.Erf(float64(xRow[i1])))
+			}
+		}
+	}
+}
+
+// ocannlGelu runs a tensor program generated by ocannlgen.
+//
+// //ocannl:expr gelu x
+// from kernels.go:234
+//
+// Tensors (batch | input -> output):
+//
+//	x: 16,64 (input, parameter x)
+//	out: 16,64 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# out = pointwise gelu of x
+//	for i0 in 0..15:
+//	  for i1 in 0..63:
+//	    out[i0, i1] = gelu(x[i0, i1])
+func ocannlGelu(x *[16][64]float32, out *[16][64]float32) {
+	// out = pointwise gelu of x
+	// float32 pointwise kernel over 1024 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&out[0][0], &x[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&out[0][0], &x[0][0])
+	} else {
+		for i0 := range 16 {
+			xRow := &x[i0]
+			outRow := &out[i0]
+			for i1 := range 64 {
+				outRow[i1] = rt.Gelu32(xRow[i1])
 			}
 		}
 	}
@@ -4871,7 +5174,7 @@ func ocannlGelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 // ocannlGelusF64 runs a tensor program generated by ocannlgen.
 //
 // //ocannl:expr gelu x + gelu_tanh y + erf x
-// from kernels.go:233
+// from kernels.go:239
 //
 // Tensors (batch | input -> output):
 //
@@ -4901,7 +5204,7 @@ func ocannlGelusF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap40AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]

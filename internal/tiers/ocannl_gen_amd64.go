@@ -131,55 +131,70 @@ func ocannlMap14AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap15AVX512(c *float32, x0 *float32)
 
-// ocannlMap16AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 4096 elements: c = gelu(x0).
 //
 //go:noescape
 func ocannlMap16AVX512(c *float32, x0 *float32)
 
-// ocannlMap17AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(add(mul(x0,x1),0),gelu_grad(x2)),0).
 //
 //go:noescape
-func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap18AVX512 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap18AVX512(c *float32, x0 *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 2048 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap20AVX512 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
-func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
 //
 //go:noescape
-func ocannlMap21AVX512(c *float32, x0 *float32)
+func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 2048 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap22AVX512(c *float32, x0 *float32)
+func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap24AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+//
+//go:noescape
+func ocannlMap23AVX512(c *float32, x0 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap24AVX512(c *float32, x0 *float32)
 
-// ocannlMap33AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
-func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap26AVX512(c *float32, x0 *float32)
 
-// ocannlMap34AVX512 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
 //
 //go:noescape
-func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap36AVX512 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+//
+//go:noescape
+func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 1024 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap39AVX512(c *float32, x0 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 1024 elements.
 //
@@ -231,35 +246,40 @@ func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
+// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 4096 elements.
 //
 //go:noescape
-func ocannlReduce10AVX512(c *float32, x0 *float32)
+func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce11AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
+// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
 //
 //go:noescape
 func ocannlReduce11AVX512(c *float32, x0 *float32)
 
-// ocannlReduce12AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
+// ocannlReduce12AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce12AVX512(c *float32, x0 *float32)
 
-// ocannlReduce13AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
+// ocannlReduce13AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
 //
 //go:noescape
-func ocannlReduce13AVX512(c *float64, x0 *float64)
+func ocannlReduce13AVX512(c *float32, x0 *float32)
 
-// ocannlReduce14AVX512 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
+// ocannlReduce14AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce14AVX512(c *float32, x0 *float32)
+func ocannlReduce14AVX512(c *float64, x0 *float64)
 
-// ocannlReduce15AVX512 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+// ocannlReduce15AVX512 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce15AVX512(c *float32, x0 *float32)
+
+// ocannlReduce16AVX512 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=16 N=32 K=300 (6x16 tile); strides C 32,1 A 300,1 B 32,1.
 //
@@ -381,115 +401,130 @@ func ocannlMap14AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap15AVX2(c *float32, x0 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 48 elements: c = x0.
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 4096 elements: c = gelu(x0).
 //
 //go:noescape
 func ocannlMap16AVX2(c *float32, x0 *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(mul(add(mul(x0,x1),0),gelu_grad(x2)),0).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap18AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap18AVX2(c *float32, x0 *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
 func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 2048 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap20AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float32, x0 *float32)
+func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 2048 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32, x0 *float32)
+func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap23AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
 //
 //go:noescape
-func ocannlMap23AVX2(c *float64, x0 *float64)
+func ocannlMap23AVX2(c *float32, x0 *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap24AVX2(c *float32, x0 *float32)
 
-// ocannlMap25AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap25AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap25AVX2(c *float64, x0 *float64)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
 func ocannlMap26AVX2(c *float32, x0 *float32)
 
-// ocannlMap27AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
 func ocannlMap27AVX2(c *float64, x0 *float64)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap28AVX2(c *float32, x0 *float32)
 
-// ocannlMap29AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap29AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap29AVX2(c *float64, x0 *float64)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
 func ocannlMap30AVX2(c *float32, x0 *float32)
 
-// ocannlMap31AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap31AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
 func ocannlMap31AVX2(c *float64, x0 *float64)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap32AVX2(c *float32, x0 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+// ocannlMap33AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap33AVX2(c *float64, x0 *float64)
 
-// ocannlMap34AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
 //
 //go:noescape
-func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap35AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
 //
 //go:noescape
-func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+// ocannlMap36AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
 //
 //go:noescape
-func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap37AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+// ocannlMap37AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
 //
 //go:noescape
 func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+//
+//go:noescape
+func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 1024 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap39AVX2(c *float32, x0 *float32)
+
+// ocannlMap40AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+//
+//go:noescape
+func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 1024 elements.
 //
@@ -541,32 +576,37 @@ func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 4096 elements.
 //
 //go:noescape
-func ocannlReduce10AVX2(c *float32, x0 *float32)
+func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
+// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
+// ocannlReduce13AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float64, x0 *float64)
+func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
+// ocannlReduce14AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float32, x0 *float32)
+func ocannlReduce14AVX2(c *float64, x0 *float64)
 
-// ocannlReduce15AVX2 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+// ocannlReduce15AVX2 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce15AVX2(c *float32, x0 *float32)
+
+// ocannlReduce16AVX2 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce16AVX2(c *float32, x0 *float32)

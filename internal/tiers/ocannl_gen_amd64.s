@@ -1811,6 +1811,708 @@ TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS      (CX), Z1
+	VBROADCASTSS ocannlMap16AVX512Consts<>+0(SB), Z3
+	VPANDD       Z3, Z1, Z3
+	VBROADCASTSS ocannlMap16AVX512Consts<>+32(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap16AVX512Consts<>+64(SB), Z4
+	VADDPS       Z4, Z3, Z4
+	VBROADCASTSS ocannlMap16AVX512Consts<>+96(SB), Z5
+	VDIVPS       Z4, Z5, Z5
+	VBROADCASTSS ocannlMap16AVX512Consts<>+64(SB), Z4
+	VSUBPS       Z4, Z3, Z4
+	VMULPS       Z5, Z4, Z4
+	VBROADCASTSS ocannlMap16AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+160(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+192(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+224(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+256(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+288(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+320(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+352(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+384(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+416(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap16AVX512Consts<>+448(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VMULPS       Z3, Z3, Z4
+	VMOVUPS      Z4, Z5
+	VFMSUB231PS  Z3, Z3, Z5
+	VBROADCASTSS ocannlMap16AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap16AVX512Consts<>+512(SB), Z3
+	VMAXPS       Z4, Z3, Z3
+	VBROADCASTSS ocannlMap16AVX512Consts<>+544(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap16AVX512Consts<>+576(SB), Z4
+	VMULPS       Z4, Z3, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VBROADCASTSS ocannlMap16AVX512Consts<>+608(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap16AVX512Consts<>+640(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap16AVX512Consts<>+672(SB), Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+704(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+736(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+768(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+800(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+832(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+832(SB), Z3
+	VMULPS       Z3, Z4, Z3
+	VRNDSCALEPS  $0x01, Z3, Z3
+	VSUBPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap16AVX512Consts<>+864(SB), Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS ocannlMap16AVX512Consts<>+896(SB), Z8
+	VPADDD       Z8, Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z7, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+864(SB), Z3
+	VADDPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap16AVX512Consts<>+896(SB), Z3
+	VPADDD       Z3, Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z7, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z5, Z5
+	VFMADD231PS  Z7, Z5, Z7
+	VMULPS       Z6, Z7, Z7
+	VBROADCASTSS ocannlMap16AVX512Consts<>+96(SB), Z3
+	VSUBPS       Z7, Z3, Z3
+	VCMPPS       $0x01, Z0, Z1, K1
+	VBLENDMPS    Z7, Z3, K1, Z2
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap16AVX512Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX512Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap16AVX512Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap16AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap16AVX512Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap16AVX512Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX512Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX512Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX512Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX512Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap16AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX512Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap16AVX512Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX512Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap16AVX512Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX512Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap16AVX512Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX512Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap16AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX512Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap16AVX512Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap16AVX512Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap16AVX512Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX512Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap16AVX512Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX512Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX512Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap16AVX512Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap16AVX512Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap16AVX512Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap16AVX512Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap16AVX512Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap16AVX512Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap16AVX512Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap16AVX512Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap16AVX512Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap16AVX512Consts<>(SB), RODATA|NOPTR, $928
+
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000100, CX
+
+e1:
+	VMOVUPS      (BX), Z3
+	VBROADCASTSS ocannlMap17AVX512Consts<>+0(SB), Z4
+	VPANDD       Z4, Z3, Z4
+	VBROADCASTSS ocannlMap17AVX512Consts<>+32(SB), Z5
+	VMINPS       Z4, Z5, Z4
+	VBROADCASTSS ocannlMap17AVX512Consts<>+64(SB), Z5
+	VADDPS       Z5, Z4, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+96(SB), Z6
+	VDIVPS       Z5, Z6, Z6
+	VBROADCASTSS ocannlMap17AVX512Consts<>+64(SB), Z5
+	VSUBPS       Z5, Z4, Z5
+	VMULPS       Z6, Z5, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+128(SB), Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+160(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+192(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+224(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+256(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+288(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+320(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+352(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+384(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+416(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VBROADCASTSS ocannlMap17AVX512Consts<>+448(SB), Z8
+	VFMADD213PS  Z8, Z5, Z7
+	VMULPS       Z6, Z7, Z7
+	VMULPS       Z4, Z4, Z5
+	VMOVUPS      Z5, Z6
+	VFMSUB231PS  Z4, Z4, Z6
+	VBROADCASTSS ocannlMap17AVX512Consts<>+480(SB), Z8
+	VMULPS       Z8, Z5, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+512(SB), Z8
+	VMAXPS       Z5, Z8, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+544(SB), Z8
+	VMINPS       Z5, Z8, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+576(SB), Z8
+	VMULPS       Z8, Z5, Z8
+	VRNDSCALEPS  $0x00, Z8, Z8
+	VBROADCASTSS ocannlMap17AVX512Consts<>+608(SB), Z9
+	VFNMADD231PS Z9, Z8, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+640(SB), Z9
+	VFNMADD231PS Z9, Z8, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+672(SB), Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+704(SB), Z10
+	VFMADD213PS  Z10, Z5, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+736(SB), Z10
+	VFMADD213PS  Z10, Z5, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+768(SB), Z10
+	VFMADD213PS  Z10, Z5, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+800(SB), Z10
+	VFMADD213PS  Z10, Z5, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+832(SB), Z10
+	VFMADD213PS  Z10, Z5, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+96(SB), Z10
+	VFMADD213PS  Z10, Z5, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+96(SB), Z10
+	VFMADD213PS  Z10, Z5, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+832(SB), Z5
+	VMULPS       Z5, Z8, Z5
+	VRNDSCALEPS  $0x01, Z5, Z5
+	VSUBPS       Z5, Z8, Z8
+	VBROADCASTSS ocannlMap17AVX512Consts<>+864(SB), Z10
+	VADDPS       Z10, Z5, Z5
+	VBROADCASTSS ocannlMap17AVX512Consts<>+896(SB), Z10
+	VPADDD       Z10, Z5, Z5
+	VPSLLD       $0x17, Z5, Z5
+	VMULPS       Z5, Z9, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+864(SB), Z5
+	VADDPS       Z5, Z8, Z8
+	VBROADCASTSS ocannlMap17AVX512Consts<>+896(SB), Z5
+	VPADDD       Z5, Z8, Z8
+	VPSLLD       $0x17, Z8, Z8
+	VMULPS       Z8, Z9, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+480(SB), Z5
+	VMULPS       Z5, Z6, Z6
+	VFMADD231PS  Z9, Z6, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+928(SB), Z5
+	VFNMADD231PS Z5, Z4, Z7
+	VMULPS       Z7, Z9, Z9
+	VBROADCASTSS ocannlMap17AVX512Consts<>+96(SB), Z4
+	VSUBPS       Z9, Z4, Z4
+	VCMPPS       $0x01, Z0, Z3, K1
+	VBLENDMPS    Z9, Z4, K1, Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z3, Z1, Z3
+	VADDPS       Z0, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      Z3, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, DX
+	ADDQ         $+64, BX
+	DECQ         CX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap17AVX512Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX512Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap17AVX512Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap17AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap17AVX512Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap17AVX512Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX512Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX512Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX512Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX512Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap17AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX512Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap17AVX512Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX512Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap17AVX512Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX512Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap17AVX512Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX512Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap17AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX512Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap17AVX512Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap17AVX512Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap17AVX512Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX512Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap17AVX512Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX512Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX512Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap17AVX512Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap17AVX512Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap17AVX512Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX512Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX512Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX512Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX512Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX512Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX512Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX512Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap17AVX512Consts<>(SB), RODATA|NOPTR, $960
+
+// func ocannlMap18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVQ         $0x00000010, DX
 
@@ -1830,9 +2532,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1864,9 +2566,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1898,9 +2600,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1934,9 +2636,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1965,9 +2667,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1991,181 +2693,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap22AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap22AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap22AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap22AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap22AVX512Consts<>(SB), RODATA|NOPTR, $448
-
 // func ocannlMap24AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
@@ -2181,15 +2708,14 @@ e1:
 	VMAXPS       Z0, Z1, Z0
 	VBROADCASTSS ocannlMap24AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x00, Z0, Z1
-	VSUBPS       Z1, Z0, Z0
-	VBROADCASTSS ocannlMap24AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap24AVX512Consts<>+96(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap24AVX512Consts<>+128(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap24AVX512Consts<>+160(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap24AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap24AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap24AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap24AVX512Consts<>+160(SB), Z2
 	VBROADCASTSS ocannlMap24AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
 	VBROADCASTSS ocannlMap24AVX512Consts<>+224(SB), Z3
@@ -2198,19 +2724,25 @@ e1:
 	VFMADD213PS  Z3, Z0, Z2
 	VBROADCASTSS ocannlMap24AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap24AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap24AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap24AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
 	VBROADCASTSS ocannlMap24AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap24AVX512Consts<>+352(SB), Z3
-	VADDPS       Z3, Z0, Z0
 	VBROADCASTSS ocannlMap24AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap24AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap24AVX512Consts<>+352(SB), Z0
-	VADDPS       Z0, Z1, Z1
 	VBROADCASTSS ocannlMap24AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap24AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -2222,86 +2754,86 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap24AVX512Consts<>+0(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+4(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+8(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+12(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+16(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+20(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+24(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+28(SB)/4, $0xc3170000
-DATA ocannlMap24AVX512Consts<>+32(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+36(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+40(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+44(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+48(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+52(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+56(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+60(SB)/4, $0x43010000
-DATA ocannlMap24AVX512Consts<>+64(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+68(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+72(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+76(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+80(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+84(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+88(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+92(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX512Consts<>+96(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+100(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+104(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+108(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+112(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+116(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+120(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+124(SB)/4, $0x39218489
-DATA ocannlMap24AVX512Consts<>+128(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+132(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+136(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+140(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+144(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+148(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+152(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+156(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX512Consts<>+160(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+164(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+168(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+172(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+176(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+180(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+184(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+188(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX512Consts<>+192(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+196(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+200(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+204(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+208(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+212(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+216(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+220(SB)/4, $0x3d635847
-DATA ocannlMap24AVX512Consts<>+224(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+228(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+232(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+236(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+240(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+244(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+248(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+252(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX512Consts<>+256(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+260(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+264(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+268(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+272(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+276(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+280(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+284(SB)/4, $0x3f317218
-DATA ocannlMap24AVX512Consts<>+288(SB)/4, $0x3f800000
-DATA ocannlMap24AVX512Consts<>+292(SB)/4, $0x3f800000
-DATA ocannlMap24AVX512Consts<>+296(SB)/4, $0x3f800000
-DATA ocannlMap24AVX512Consts<>+300(SB)/4, $0x3f800000
-DATA ocannlMap24AVX512Consts<>+304(SB)/4, $0x3f800000
-DATA ocannlMap24AVX512Consts<>+308(SB)/4, $0x3f800000
-DATA ocannlMap24AVX512Consts<>+312(SB)/4, $0x3f800000
-DATA ocannlMap24AVX512Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap24AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap24AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap24AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap24AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap24AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX512Consts<>+316(SB)/4, $0x3e2aaaab
 DATA ocannlMap24AVX512Consts<>+320(SB)/4, $0x3f000000
 DATA ocannlMap24AVX512Consts<>+324(SB)/4, $0x3f000000
 DATA ocannlMap24AVX512Consts<>+328(SB)/4, $0x3f000000
@@ -2310,27 +2842,197 @@ DATA ocannlMap24AVX512Consts<>+336(SB)/4, $0x3f000000
 DATA ocannlMap24AVX512Consts<>+340(SB)/4, $0x3f000000
 DATA ocannlMap24AVX512Consts<>+344(SB)/4, $0x3f000000
 DATA ocannlMap24AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap24AVX512Consts<>+352(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+356(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+360(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+364(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+368(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+372(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+376(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+380(SB)/4, $0x4b400000
-DATA ocannlMap24AVX512Consts<>+384(SB)/4, $0x0000007f
-DATA ocannlMap24AVX512Consts<>+388(SB)/4, $0x0000007f
-DATA ocannlMap24AVX512Consts<>+392(SB)/4, $0x0000007f
-DATA ocannlMap24AVX512Consts<>+396(SB)/4, $0x0000007f
-DATA ocannlMap24AVX512Consts<>+400(SB)/4, $0x0000007f
-DATA ocannlMap24AVX512Consts<>+404(SB)/4, $0x0000007f
-DATA ocannlMap24AVX512Consts<>+408(SB)/4, $0x0000007f
-DATA ocannlMap24AVX512Consts<>+412(SB)/4, $0x0000007f
-GLOBL ocannlMap24AVX512Consts<>(SB), RODATA|NOPTR, $416
+DATA ocannlMap24AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap24AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap24AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap24AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap24AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap24AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap24AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap24AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap24AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap24AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap24AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap26AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap26AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x00, Z0, Z1
+	VSUBPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlMap26AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+96(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+128(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+160(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap26AVX512Consts<>+352(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap26AVX512Consts<>+384(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap26AVX512Consts<>+352(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap26AVX512Consts<>+384(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap26AVX512Consts<>+0(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+4(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+8(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+12(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+16(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+20(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+24(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+28(SB)/4, $0xc3170000
+DATA ocannlMap26AVX512Consts<>+32(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+36(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+40(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+44(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+48(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+52(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+56(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+60(SB)/4, $0x43010000
+DATA ocannlMap26AVX512Consts<>+64(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+68(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+72(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+76(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+80(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+84(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+88(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+92(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX512Consts<>+96(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+100(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+104(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+108(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+112(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+116(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+120(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+124(SB)/4, $0x39218489
+DATA ocannlMap26AVX512Consts<>+128(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+132(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+136(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+140(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+144(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+148(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+152(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+156(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX512Consts<>+160(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+164(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+168(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+172(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+176(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+180(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+184(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+188(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX512Consts<>+192(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+196(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+200(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+204(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+208(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+212(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+216(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+220(SB)/4, $0x3d635847
+DATA ocannlMap26AVX512Consts<>+224(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+228(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+232(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+236(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+240(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+244(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+248(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+252(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX512Consts<>+256(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+260(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+264(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+268(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+272(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+276(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+280(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+284(SB)/4, $0x3f317218
+DATA ocannlMap26AVX512Consts<>+288(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+292(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+296(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+300(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+304(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+308(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+312(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap26AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap26AVX512Consts<>+352(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+356(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+360(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+364(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+368(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+372(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+376(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+380(SB)/4, $0x4b400000
+DATA ocannlMap26AVX512Consts<>+384(SB)/4, $0x0000007f
+DATA ocannlMap26AVX512Consts<>+388(SB)/4, $0x0000007f
+DATA ocannlMap26AVX512Consts<>+392(SB)/4, $0x0000007f
+DATA ocannlMap26AVX512Consts<>+396(SB)/4, $0x0000007f
+DATA ocannlMap26AVX512Consts<>+400(SB)/4, $0x0000007f
+DATA ocannlMap26AVX512Consts<>+404(SB)/4, $0x0000007f
+DATA ocannlMap26AVX512Consts<>+408(SB)/4, $0x0000007f
+DATA ocannlMap26AVX512Consts<>+412(SB)/4, $0x0000007f
+GLOBL ocannlMap26AVX512Consts<>(SB), RODATA|NOPTR, $416
+
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -2348,7 +3050,7 @@ e1:
 	VMAXPS       Z4, Z0, Z4
 	VADDPS       Z0, Z4, Z4
 	VMINPS       Z4, Z1, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+0(SB), Z5
+	VBROADCASTSS ocannlMap35AVX512Consts<>+0(SB), Z5
 	VPXORD       Z5, Z4, Z4
 	VSUBPS       Z4, Z2, Z2
 	VMOVUPS      (CX), Z4
@@ -2364,19 +3066,19 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX512Consts<>+0(SB)/4, $0x80000000
-DATA ocannlMap33AVX512Consts<>+4(SB)/4, $0x80000000
-DATA ocannlMap33AVX512Consts<>+8(SB)/4, $0x80000000
-DATA ocannlMap33AVX512Consts<>+12(SB)/4, $0x80000000
-DATA ocannlMap33AVX512Consts<>+16(SB)/4, $0x80000000
-DATA ocannlMap33AVX512Consts<>+20(SB)/4, $0x80000000
-DATA ocannlMap33AVX512Consts<>+24(SB)/4, $0x80000000
-DATA ocannlMap33AVX512Consts<>+28(SB)/4, $0x80000000
-GLOBL ocannlMap33AVX512Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap35AVX512Consts<>+0(SB)/4, $0x80000000
+DATA ocannlMap35AVX512Consts<>+4(SB)/4, $0x80000000
+DATA ocannlMap35AVX512Consts<>+8(SB)/4, $0x80000000
+DATA ocannlMap35AVX512Consts<>+12(SB)/4, $0x80000000
+DATA ocannlMap35AVX512Consts<>+16(SB)/4, $0x80000000
+DATA ocannlMap35AVX512Consts<>+20(SB)/4, $0x80000000
+DATA ocannlMap35AVX512Consts<>+24(SB)/4, $0x80000000
+DATA ocannlMap35AVX512Consts<>+28(SB)/4, $0x80000000
+GLOBL ocannlMap35AVX512Consts<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -2394,7 +3096,7 @@ e1:
 	VMAXPD       Z4, Z0, Z4
 	VADDPD       Z0, Z4, Z4
 	VMINPD       Z4, Z1, Z4
-	VBROADCASTSD ocannlMap34AVX512Consts<>+0(SB), Z5
+	VBROADCASTSD ocannlMap36AVX512Consts<>+0(SB), Z5
 	VPXORQ       Z5, Z4, Z4
 	VSUBPD       Z4, Z2, Z2
 	VMOVUPS      (CX), Z4
@@ -2410,11 +3112,353 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX512Consts<>+0(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX512Consts<>+8(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX512Consts<>+16(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX512Consts<>+24(SB)/8, $0x8000000000000000
-GLOBL ocannlMap34AVX512Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap36AVX512Consts<>+0(SB)/8, $0x8000000000000000
+DATA ocannlMap36AVX512Consts<>+8(SB)/8, $0x8000000000000000
+DATA ocannlMap36AVX512Consts<>+16(SB)/8, $0x8000000000000000
+DATA ocannlMap36AVX512Consts<>+24(SB)/8, $0x8000000000000000
+GLOBL ocannlMap36AVX512Consts<>(SB), RODATA|NOPTR, $32
+
+// func ocannlMap39AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS      (CX), Z1
+	VBROADCASTSS ocannlMap39AVX512Consts<>+0(SB), Z3
+	VPANDD       Z3, Z1, Z3
+	VBROADCASTSS ocannlMap39AVX512Consts<>+32(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap39AVX512Consts<>+64(SB), Z4
+	VADDPS       Z4, Z3, Z4
+	VBROADCASTSS ocannlMap39AVX512Consts<>+96(SB), Z5
+	VDIVPS       Z4, Z5, Z5
+	VBROADCASTSS ocannlMap39AVX512Consts<>+64(SB), Z4
+	VSUBPS       Z4, Z3, Z4
+	VMULPS       Z5, Z4, Z4
+	VBROADCASTSS ocannlMap39AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+160(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+192(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+224(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+256(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+288(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+320(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+352(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+384(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+416(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VBROADCASTSS ocannlMap39AVX512Consts<>+448(SB), Z7
+	VFMADD213PS  Z7, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VMULPS       Z3, Z3, Z4
+	VMOVUPS      Z4, Z5
+	VFMSUB231PS  Z3, Z3, Z5
+	VBROADCASTSS ocannlMap39AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap39AVX512Consts<>+512(SB), Z3
+	VMAXPS       Z4, Z3, Z3
+	VBROADCASTSS ocannlMap39AVX512Consts<>+544(SB), Z4
+	VMINPS       Z3, Z4, Z3
+	VBROADCASTSS ocannlMap39AVX512Consts<>+576(SB), Z4
+	VMULPS       Z4, Z3, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VBROADCASTSS ocannlMap39AVX512Consts<>+608(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap39AVX512Consts<>+640(SB), Z7
+	VFNMADD231PS Z7, Z4, Z3
+	VBROADCASTSS ocannlMap39AVX512Consts<>+672(SB), Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+704(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+736(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+768(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+800(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+832(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+96(SB), Z8
+	VFMADD213PS  Z8, Z3, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+832(SB), Z3
+	VMULPS       Z3, Z4, Z3
+	VRNDSCALEPS  $0x01, Z3, Z3
+	VSUBPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap39AVX512Consts<>+864(SB), Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS ocannlMap39AVX512Consts<>+896(SB), Z8
+	VPADDD       Z8, Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z7, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+864(SB), Z3
+	VADDPS       Z3, Z4, Z4
+	VBROADCASTSS ocannlMap39AVX512Consts<>+896(SB), Z3
+	VPADDD       Z3, Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z7, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+480(SB), Z3
+	VMULPS       Z3, Z5, Z5
+	VFMADD231PS  Z7, Z5, Z7
+	VMULPS       Z6, Z7, Z7
+	VBROADCASTSS ocannlMap39AVX512Consts<>+96(SB), Z3
+	VSUBPS       Z7, Z3, Z3
+	VCMPPS       $0x01, Z0, Z1, K1
+	VBLENDMPS    Z7, Z3, K1, Z2
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap39AVX512Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX512Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap39AVX512Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap39AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap39AVX512Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap39AVX512Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX512Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX512Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX512Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX512Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap39AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX512Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap39AVX512Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX512Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap39AVX512Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX512Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap39AVX512Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX512Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap39AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX512Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap39AVX512Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap39AVX512Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap39AVX512Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX512Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap39AVX512Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX512Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX512Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap39AVX512Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap39AVX512Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap39AVX512Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap39AVX512Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap39AVX512Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap39AVX512Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap39AVX512Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap39AVX512Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap39AVX512Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap39AVX512Consts<>(SB), RODATA|NOPTR, $928
 
 // func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
@@ -2930,9 +3974,72 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX512(c *float32, x0 *float32)
+// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(DX), Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(DX), Z4
+	VMULPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	MOVQ         $0x0000003f, BX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VMOVUPS      (DX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(DX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VMOVUPS      192(DX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	DECQ         BX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-16384, CX
+	ADDQ         $-16384, DX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -2973,9 +4080,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32)
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -2994,9 +4101,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Z0
@@ -3085,9 +4192,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float64, x0 *float64)
+// func ocannlReduce14AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+24(SB), Z0
@@ -3134,9 +4241,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Z0
@@ -3187,9 +4294,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+24(SB), Z0
@@ -6426,8 +7533,649 @@ e1:
 	RET
 
 // func ocannlMap16AVX2(c *float32, x0 *float32)
-// Requires: AVX
+// Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS      (CX), Y1
+	VANDPS       ocannlMap16AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap16AVX2Consts<>+32(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VADDPS       ocannlMap16AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap16AVX2Consts<>+96(SB), Y4
+	VDIVPS       Y3, Y4, Y4
+	VSUBPS       ocannlMap16AVX2Consts<>+64(SB), Y2, Y3
+	VMULPS       Y4, Y3, Y3
+	VMOVUPD      ocannlMap16AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap16AVX2Consts<>+448(SB), Y3, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y2, Y3
+	VMOVUPS      Y3, Y4
+	VFMSUB231PS  Y2, Y2, Y4
+	VMULPS       ocannlMap16AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap16AVX2Consts<>+512(SB), Y2
+	VMAXPS       Y3, Y2, Y2
+	VMOVUPD      ocannlMap16AVX2Consts<>+544(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VMULPS       ocannlMap16AVX2Consts<>+576(SB), Y2, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS ocannlMap16AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap16AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap16AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap16AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap16AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap16AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap16AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap16AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap16AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap16AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap16AVX2Consts<>+832(SB), Y3, Y2
+	VROUNDPS     $0x01, Y2, Y2
+	VSUBPS       Y2, Y3, Y3
+	VADDPS       ocannlMap16AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap16AVX2Consts<>+896(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y6, Y6
+	VADDPS       ocannlMap16AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap16AVX2Consts<>+896(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y3, Y6, Y6
+	VMULPS       ocannlMap16AVX2Consts<>+480(SB), Y4, Y4
+	VFMADD231PS  Y6, Y4, Y6
+	VMULPS       Y5, Y6, Y6
+	VMOVUPD      ocannlMap16AVX2Consts<>+96(SB), Y2
+	VSUBPS       Y6, Y2, Y2
+	VCMPPS       $0x01, Y0, Y1, Y3
+	VBLENDVPS    Y3, Y6, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap16AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap16AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap16AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap16AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap16AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap16AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap16AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap16AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap16AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap16AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap16AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap16AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap16AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap16AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap16AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap16AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $928
+
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000200, CX
+
+e1:
+	VMOVUPS      (BX), Y2
+	VANDPS       ocannlMap17AVX2Consts<>+0(SB), Y2, Y3
+	VMOVUPD      ocannlMap17AVX2Consts<>+32(SB), Y4
+	VMINPS       Y3, Y4, Y3
+	VADDPS       ocannlMap17AVX2Consts<>+64(SB), Y3, Y4
+	VMOVUPD      ocannlMap17AVX2Consts<>+96(SB), Y5
+	VDIVPS       Y4, Y5, Y5
+	VSUBPS       ocannlMap17AVX2Consts<>+64(SB), Y3, Y4
+	VMULPS       Y5, Y4, Y4
+	VMOVUPD      ocannlMap17AVX2Consts<>+128(SB), Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+160(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+192(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+224(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+256(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+288(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+320(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+352(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+384(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+416(SB), Y4, Y6
+	VFMADD213PS  ocannlMap17AVX2Consts<>+448(SB), Y4, Y6
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y3, Y3, Y4
+	VMOVUPS      Y4, Y5
+	VFMSUB231PS  Y3, Y3, Y5
+	VMULPS       ocannlMap17AVX2Consts<>+480(SB), Y4, Y4
+	VMOVUPD      ocannlMap17AVX2Consts<>+512(SB), Y7
+	VMAXPS       Y4, Y7, Y4
+	VMOVUPD      ocannlMap17AVX2Consts<>+544(SB), Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       ocannlMap17AVX2Consts<>+576(SB), Y4, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS ocannlMap17AVX2Consts<>+608(SB), Y7, Y4
+	VFNMADD231PS ocannlMap17AVX2Consts<>+640(SB), Y7, Y4
+	VMOVUPD      ocannlMap17AVX2Consts<>+672(SB), Y8
+	VFMADD213PS  ocannlMap17AVX2Consts<>+704(SB), Y4, Y8
+	VFMADD213PS  ocannlMap17AVX2Consts<>+736(SB), Y4, Y8
+	VFMADD213PS  ocannlMap17AVX2Consts<>+768(SB), Y4, Y8
+	VFMADD213PS  ocannlMap17AVX2Consts<>+800(SB), Y4, Y8
+	VFMADD213PS  ocannlMap17AVX2Consts<>+832(SB), Y4, Y8
+	VFMADD213PS  ocannlMap17AVX2Consts<>+96(SB), Y4, Y8
+	VFMADD213PS  ocannlMap17AVX2Consts<>+96(SB), Y4, Y8
+	VMULPS       ocannlMap17AVX2Consts<>+832(SB), Y7, Y4
+	VROUNDPS     $0x01, Y4, Y4
+	VSUBPS       Y4, Y7, Y7
+	VADDPS       ocannlMap17AVX2Consts<>+864(SB), Y4, Y4
+	VPADDD       ocannlMap17AVX2Consts<>+896(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y8, Y8
+	VADDPS       ocannlMap17AVX2Consts<>+864(SB), Y7, Y7
+	VPADDD       ocannlMap17AVX2Consts<>+896(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y7, Y8, Y8
+	VMULPS       ocannlMap17AVX2Consts<>+480(SB), Y5, Y5
+	VFMADD231PS  Y8, Y5, Y8
+	VFNMADD231PS ocannlMap17AVX2Consts<>+928(SB), Y3, Y6
+	VMULPS       Y6, Y8, Y8
+	VMOVUPD      ocannlMap17AVX2Consts<>+96(SB), Y3
+	VSUBPS       Y8, Y3, Y3
+	VCMPPS       $0x01, Y0, Y2, Y2
+	VBLENDVPS    Y2, Y8, Y3, Y2
+	VMOVUPS      (DX), Y3
+	VMULPS       Y3, Y1, Y3
+	VADDPS       Y0, Y3, Y3
+	VMULPS       Y2, Y3, Y2
+	VADDPS       Y0, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	ADDQ         $+32, BX
+	DECQ         CX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap17AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap17AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap17AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap17AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap17AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap17AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap17AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap17AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap17AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap17AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap17AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap17AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap17AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap17AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap17AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap17AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap17AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap17AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap17AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap17AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap17AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap17AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap17AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap17AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap17AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap17AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap17AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap17AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap17AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap17AVX2Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX2Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX2Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX2Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX2Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX2Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX2Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap17AVX2Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $960
+
+// func ocannlMap18AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6450,9 +8198,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6484,9 +8232,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6518,9 +8266,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6554,9 +8302,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6585,9 +8333,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6611,300 +8359,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap23AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap23AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap23AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap23AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap23AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap23AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap23AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap23AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap23AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap23AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap23AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap23AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap23AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap23AVX2Consts<>(SB), RODATA|NOPTR, $640
-
 // func ocannlMap24AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
@@ -6915,120 +8369,122 @@ TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap24AVX2Consts<>+0(SB), Y1
-	VMAXPS      Y0, Y1, Y0
-	VMOVUPD     ocannlMap24AVX2Consts<>+32(SB), Y1
-	VMINPS      Y0, Y1, Y0
-	VROUNDPS    $0x00, Y0, Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPD     ocannlMap24AVX2Consts<>+64(SB), Y2
-	VFMADD213PS ocannlMap24AVX2Consts<>+96(SB), Y0, Y2
-	VFMADD213PS ocannlMap24AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PS ocannlMap24AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PS ocannlMap24AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS ocannlMap24AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS ocannlMap24AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS ocannlMap24AVX2Consts<>+288(SB), Y0, Y2
-	VMULPS      ocannlMap24AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS    $0x01, Y0, Y0
-	VSUBPS      Y0, Y1, Y1
-	VADDPS      ocannlMap24AVX2Consts<>+352(SB), Y0, Y0
-	VPADDD      ocannlMap24AVX2Consts<>+384(SB), Y0, Y0
-	VPSLLD      $0x17, Y0, Y0
-	VMULPS      Y0, Y2, Y2
-	VADDPS      ocannlMap24AVX2Consts<>+352(SB), Y1, Y1
-	VPADDD      ocannlMap24AVX2Consts<>+384(SB), Y1, Y1
-	VPSLLD      $0x17, Y1, Y1
-	VMULPS      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap24AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap24AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap24AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap24AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap24AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap24AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap24AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap24AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap24AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap24AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap24AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap24AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap24AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap24AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap24AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap24AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap24AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap24AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap24AVX2Consts<>+0(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+4(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+8(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+12(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+16(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+20(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+24(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+28(SB)/4, $0xc3170000
-DATA ocannlMap24AVX2Consts<>+32(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+36(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+40(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+44(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+48(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+52(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+56(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+60(SB)/4, $0x43010000
-DATA ocannlMap24AVX2Consts<>+64(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+68(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+72(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+76(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+80(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+84(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+88(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+92(SB)/4, $0x377fe5fe
-DATA ocannlMap24AVX2Consts<>+96(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+100(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+104(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+108(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+112(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+116(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+120(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+124(SB)/4, $0x39218489
-DATA ocannlMap24AVX2Consts<>+128(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+132(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+136(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+140(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+144(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+148(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+152(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+156(SB)/4, $0x3aaec3ff
-DATA ocannlMap24AVX2Consts<>+160(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+164(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+168(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+172(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+176(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+180(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+184(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+188(SB)/4, $0x3c1d955b
-DATA ocannlMap24AVX2Consts<>+192(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+196(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+200(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+204(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+208(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+212(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+216(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+220(SB)/4, $0x3d635847
-DATA ocannlMap24AVX2Consts<>+224(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+228(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+232(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+236(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+240(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+244(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+248(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+252(SB)/4, $0x3e75fdf0
-DATA ocannlMap24AVX2Consts<>+256(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+260(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+264(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+268(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+272(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+276(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+280(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+284(SB)/4, $0x3f317218
-DATA ocannlMap24AVX2Consts<>+288(SB)/4, $0x3f800000
-DATA ocannlMap24AVX2Consts<>+292(SB)/4, $0x3f800000
-DATA ocannlMap24AVX2Consts<>+296(SB)/4, $0x3f800000
-DATA ocannlMap24AVX2Consts<>+300(SB)/4, $0x3f800000
-DATA ocannlMap24AVX2Consts<>+304(SB)/4, $0x3f800000
-DATA ocannlMap24AVX2Consts<>+308(SB)/4, $0x3f800000
-DATA ocannlMap24AVX2Consts<>+312(SB)/4, $0x3f800000
-DATA ocannlMap24AVX2Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap24AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap24AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap24AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap24AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap24AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap24AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap24AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap24AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap24AVX2Consts<>+316(SB)/4, $0x3e2aaaab
 DATA ocannlMap24AVX2Consts<>+320(SB)/4, $0x3f000000
 DATA ocannlMap24AVX2Consts<>+324(SB)/4, $0x3f000000
 DATA ocannlMap24AVX2Consts<>+328(SB)/4, $0x3f000000
@@ -7037,23 +8493,31 @@ DATA ocannlMap24AVX2Consts<>+336(SB)/4, $0x3f000000
 DATA ocannlMap24AVX2Consts<>+340(SB)/4, $0x3f000000
 DATA ocannlMap24AVX2Consts<>+344(SB)/4, $0x3f000000
 DATA ocannlMap24AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap24AVX2Consts<>+352(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+356(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+360(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+364(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+368(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+372(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+376(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+380(SB)/4, $0x4b400000
-DATA ocannlMap24AVX2Consts<>+384(SB)/4, $0x0000007f
-DATA ocannlMap24AVX2Consts<>+388(SB)/4, $0x0000007f
-DATA ocannlMap24AVX2Consts<>+392(SB)/4, $0x0000007f
-DATA ocannlMap24AVX2Consts<>+396(SB)/4, $0x0000007f
-DATA ocannlMap24AVX2Consts<>+400(SB)/4, $0x0000007f
-DATA ocannlMap24AVX2Consts<>+404(SB)/4, $0x0000007f
-DATA ocannlMap24AVX2Consts<>+408(SB)/4, $0x0000007f
-DATA ocannlMap24AVX2Consts<>+412(SB)/4, $0x0000007f
-GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $416
+DATA ocannlMap24AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap25AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -7065,120 +8529,129 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000100, DX
 
 e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap25AVX2Consts<>+0(SB), Y1
-	VMAXPD      Y0, Y1, Y0
-	VMOVUPD     ocannlMap25AVX2Consts<>+32(SB), Y1
-	VMINPD      Y0, Y1, Y0
-	VROUNDPD    $0x00, Y0, Y1
-	VSUBPD      Y1, Y0, Y0
-	VMULPD      ocannlMap25AVX2Consts<>+64(SB), Y0, Y0
-	VMOVUPD     ocannlMap25AVX2Consts<>+96(SB), Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+480(SB), Y0, Y2
-	VMULPD      ocannlMap25AVX2Consts<>+448(SB), Y1, Y0
-	VROUNDPD    $0x01, Y0, Y0
-	VSUBPD      Y0, Y1, Y1
-	VADDPD      ocannlMap25AVX2Consts<>+512(SB), Y0, Y0
-	VPADDQ      ocannlMap25AVX2Consts<>+544(SB), Y0, Y0
-	VPSLLQ      $0x34, Y0, Y0
-	VMULPD      Y0, Y2, Y2
-	VADDPD      ocannlMap25AVX2Consts<>+512(SB), Y1, Y1
-	VPADDQ      ocannlMap25AVX2Consts<>+544(SB), Y1, Y1
-	VPSLLQ      $0x34, Y1, Y1
-	VMULPD      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap25AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap25AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap25AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap25AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap25AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap25AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap25AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap25AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap25AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap25AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap25AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap25AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap25AVX2Consts<>+0(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+8(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+16(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+24(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+32(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+40(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+48(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+56(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+352(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+360(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+368(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+376(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+512(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+520(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+528(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+536(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+544(SB)/8, $0x00000000000003ff
-DATA ocannlMap25AVX2Consts<>+552(SB)/8, $0x00000000000003ff
-DATA ocannlMap25AVX2Consts<>+560(SB)/8, $0x00000000000003ff
-DATA ocannlMap25AVX2Consts<>+568(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap25AVX2Consts<>(SB), RODATA|NOPTR, $576
+DATA ocannlMap25AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap25AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap25AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap25AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap25AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap25AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap25AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap25AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap25AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap25AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap25AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap25AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap25AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap25AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap25AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap25AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap25AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap25AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
@@ -7190,180 +8663,145 @@ TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap26AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap26AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap26AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap26AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap26AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap26AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap26AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap26AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap26AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap26AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap26AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap26AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap26AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap26AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap26AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap26AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap26AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap26AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap26AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap26AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap26AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap26AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap26AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap26AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap26AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap26AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap26AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap26AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap26AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap26AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap26AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap26AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap26AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap26AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap26AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap26AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap26AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap26AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap26AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap26AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap26AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap26AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap26AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap26AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap26AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap26AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap26AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap26AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	VMOVUPS     (CX), Y0
+	VMOVUPD     ocannlMap26AVX2Consts<>+0(SB), Y1
+	VMAXPS      Y0, Y1, Y0
+	VMOVUPD     ocannlMap26AVX2Consts<>+32(SB), Y1
+	VMINPS      Y0, Y1, Y0
+	VROUNDPS    $0x00, Y0, Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPD     ocannlMap26AVX2Consts<>+64(SB), Y2
+	VFMADD213PS ocannlMap26AVX2Consts<>+96(SB), Y0, Y2
+	VFMADD213PS ocannlMap26AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PS ocannlMap26AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PS ocannlMap26AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS ocannlMap26AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS ocannlMap26AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS ocannlMap26AVX2Consts<>+288(SB), Y0, Y2
+	VMULPS      ocannlMap26AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS    $0x01, Y0, Y0
+	VSUBPS      Y0, Y1, Y1
+	VADDPS      ocannlMap26AVX2Consts<>+352(SB), Y0, Y0
+	VPADDD      ocannlMap26AVX2Consts<>+384(SB), Y0, Y0
+	VPSLLD      $0x17, Y0, Y0
+	VMULPS      Y0, Y2, Y2
+	VADDPS      ocannlMap26AVX2Consts<>+352(SB), Y1, Y1
+	VPADDD      ocannlMap26AVX2Consts<>+384(SB), Y1, Y1
+	VPSLLD      $0x17, Y1, Y1
+	VMULPS      Y1, Y2, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap26AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap26AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap26AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap26AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap26AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap26AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap26AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap26AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap26AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap26AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap26AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap26AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap26AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap26AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap26AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap26AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap26AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap26AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap26AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap26AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap26AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap26AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap26AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap26AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap26AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap26AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap26AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap26AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap26AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap26AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap26AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap26AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap26AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap26AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap26AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap26AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap26AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap26AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap26AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap26AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap26AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap26AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap26AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap26AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap26AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap26AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap26AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap26AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap26AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap26AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap26AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap26AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap26AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap26AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap26AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap26AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap26AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap26AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap26AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap26AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap26AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap26AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap26AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap26AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap26AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap26AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap26AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap26AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap26AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap26AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap26AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap26AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap26AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap26AVX2Consts<>+0(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+4(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+8(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+12(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+16(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+20(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+24(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+28(SB)/4, $0xc3170000
+DATA ocannlMap26AVX2Consts<>+32(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+36(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+40(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+44(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+48(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+52(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+56(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+60(SB)/4, $0x43010000
+DATA ocannlMap26AVX2Consts<>+64(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+68(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+72(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+76(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+80(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+84(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+88(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+92(SB)/4, $0x377fe5fe
+DATA ocannlMap26AVX2Consts<>+96(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+100(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+104(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+108(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+112(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+116(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+120(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+124(SB)/4, $0x39218489
+DATA ocannlMap26AVX2Consts<>+128(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+132(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+136(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+140(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+144(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+148(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+152(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+156(SB)/4, $0x3aaec3ff
+DATA ocannlMap26AVX2Consts<>+160(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+164(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+168(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+172(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+176(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+180(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+184(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+188(SB)/4, $0x3c1d955b
+DATA ocannlMap26AVX2Consts<>+192(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+196(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+200(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+204(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+208(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+212(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+216(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+220(SB)/4, $0x3d635847
+DATA ocannlMap26AVX2Consts<>+224(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+228(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+232(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+236(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+240(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+244(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+248(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+252(SB)/4, $0x3e75fdf0
+DATA ocannlMap26AVX2Consts<>+256(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+260(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+264(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+268(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+272(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+276(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+280(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+284(SB)/4, $0x3f317218
+DATA ocannlMap26AVX2Consts<>+288(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+292(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+296(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+300(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+304(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+308(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+312(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap26AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap26AVX2Consts<>+352(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+356(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+360(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+364(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+368(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+372(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+376(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+380(SB)/4, $0x4b400000
+DATA ocannlMap26AVX2Consts<>+384(SB)/4, $0x0000007f
+DATA ocannlMap26AVX2Consts<>+388(SB)/4, $0x0000007f
+DATA ocannlMap26AVX2Consts<>+392(SB)/4, $0x0000007f
+DATA ocannlMap26AVX2Consts<>+396(SB)/4, $0x0000007f
+DATA ocannlMap26AVX2Consts<>+400(SB)/4, $0x0000007f
+DATA ocannlMap26AVX2Consts<>+404(SB)/4, $0x0000007f
+DATA ocannlMap26AVX2Consts<>+408(SB)/4, $0x0000007f
+DATA ocannlMap26AVX2Consts<>+412(SB)/4, $0x0000007f
+GLOBL ocannlMap26AVX2Consts<>(SB), RODATA|NOPTR, $416
 
 // func ocannlMap27AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -7376,51 +8814,39 @@ TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap27AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap27AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap27AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap27AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap27AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap27AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap27AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap27AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap27AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap27AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap27AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap27AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap27AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap27AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap27AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap27AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap27AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap27AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap27AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap27AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap27AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap27AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap27AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap27AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap27AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap27AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap27AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
+	VMOVUPD     ocannlMap27AVX2Consts<>+0(SB), Y1
+	VMAXPD      Y0, Y1, Y0
+	VMOVUPD     ocannlMap27AVX2Consts<>+32(SB), Y1
+	VMINPD      Y0, Y1, Y0
+	VROUNDPD    $0x00, Y0, Y1
+	VSUBPD      Y1, Y0, Y0
+	VMULPD      ocannlMap27AVX2Consts<>+64(SB), Y0, Y0
+	VMOVUPD     ocannlMap27AVX2Consts<>+96(SB), Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD ocannlMap27AVX2Consts<>+480(SB), Y0, Y2
+	VMULPD      ocannlMap27AVX2Consts<>+448(SB), Y1, Y0
+	VROUNDPD    $0x01, Y0, Y0
+	VSUBPD      Y0, Y1, Y1
+	VADDPD      ocannlMap27AVX2Consts<>+512(SB), Y0, Y0
+	VPADDQ      ocannlMap27AVX2Consts<>+544(SB), Y0, Y0
+	VPSLLQ      $0x34, Y0, Y0
+	VMULPD      Y0, Y2, Y2
+	VADDPD      ocannlMap27AVX2Consts<>+512(SB), Y1, Y1
+	VPADDQ      ocannlMap27AVX2Consts<>+544(SB), Y1, Y1
+	VPSLLQ      $0x34, Y1, Y1
+	VMULPD      Y1, Y2, Y2
+	VMOVUPS     Y2, (AX)
 	ADDQ        $+32, AX
 	ADDQ        $+32, CX
 	DECQ        DX
@@ -7428,99 +8854,79 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap27AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap27AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap27AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap27AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap27AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap27AVX2Consts<>+0(SB)/8, $0xc090e00000000000
+DATA ocannlMap27AVX2Consts<>+8(SB)/8, $0xc090e00000000000
+DATA ocannlMap27AVX2Consts<>+16(SB)/8, $0xc090e00000000000
+DATA ocannlMap27AVX2Consts<>+24(SB)/8, $0xc090e00000000000
+DATA ocannlMap27AVX2Consts<>+32(SB)/8, $0x4090040000000000
+DATA ocannlMap27AVX2Consts<>+40(SB)/8, $0x4090040000000000
+DATA ocannlMap27AVX2Consts<>+48(SB)/8, $0x4090040000000000
+DATA ocannlMap27AVX2Consts<>+56(SB)/8, $0x4090040000000000
+DATA ocannlMap27AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+352(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+360(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+368(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+376(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $576
 
 // func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
@@ -7565,11 +8971,10 @@ e1:
 	VMULPD       ocannlMap28AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap28AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y6, Y4, Y4
-	VMULPD       ocannlMap28AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD231PD  ocannlMap28AVX2Consts<>+480(SB), Y4, Y6
-	VADDPD       Y3, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap28AVX2Consts<>+480(SB), Y3, Y6
 	VCMPPD       $0x01, ocannlMap28AVX2Consts<>+512(SB), Y2, Y3
 	VBLENDVPD    Y3, ocannlMap28AVX2Consts<>+544(SB), Y6, Y6
 	VCMPPD       $0x00, ocannlMap28AVX2Consts<>+512(SB), Y2, Y3
@@ -7606,11 +9011,10 @@ e1:
 	VMULPD       ocannlMap28AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap28AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y5, Y3, Y3
-	VMULPD       ocannlMap28AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD231PD  ocannlMap28AVX2Consts<>+480(SB), Y3, Y5
-	VADDPD       Y2, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap28AVX2Consts<>+480(SB), Y2, Y5
 	VCMPPD       $0x01, ocannlMap28AVX2Consts<>+512(SB), Y0, Y2
 	VBLENDVPD    Y2, ocannlMap28AVX2Consts<>+544(SB), Y5, Y5
 	VCMPPD       $0x00, ocannlMap28AVX2Consts<>+512(SB), Y0, Y2
@@ -7683,14 +9087,14 @@ DATA ocannlMap28AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap28AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap28AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap28AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
 DATA ocannlMap28AVX2Consts<>+512(SB)/8, $0x0000000000000000
 DATA ocannlMap28AVX2Consts<>+520(SB)/8, $0x0000000000000000
 DATA ocannlMap28AVX2Consts<>+528(SB)/8, $0x0000000000000000
@@ -7754,11 +9158,10 @@ e1:
 	VMULPD      ocannlMap29AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
+	VFMADD231PD ocannlMap29AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y4, Y1, Y1
-	VMULPD      ocannlMap29AVX2Consts<>+544(SB), Y1, Y4
-	VFMADD231PD ocannlMap29AVX2Consts<>+576(SB), Y1, Y4
-	VADDPD      Y3, Y4, Y4
+	VSUBPD      Y1, Y4, Y4
+	VFMSUB231PD ocannlMap29AVX2Consts<>+576(SB), Y3, Y4
 	VCMPPD      $0x01, ocannlMap29AVX2Consts<>+608(SB), Y0, Y1
 	VBLENDVPD   Y1, ocannlMap29AVX2Consts<>+640(SB), Y4, Y4
 	VCMPPD      $0x00, ocannlMap29AVX2Consts<>+608(SB), Y0, Y1
@@ -7841,14 +9244,14 @@ DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
 DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x0000000000000000
 DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x0000000000000000
 DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x0000000000000000
@@ -7881,114 +9284,88 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y2, Y3
-	VMOVUPD      ocannlMap30AVX2Consts<>+32(SB), Y4
-	VMINPD       Y3, Y4, Y4
-	VADDPD       Y4, Y4, Y4
-	VMOVUPD      ocannlMap30AVX2Consts<>+64(SB), Y5
-	VMAXPD       Y4, Y5, Y4
-	VMOVUPD      ocannlMap30AVX2Consts<>+96(SB), Y5
-	VMINPD       Y4, Y5, Y4
-	VMULPD       ocannlMap30AVX2Consts<>+128(SB), Y4, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VFNMADD231PD ocannlMap30AVX2Consts<>+160(SB), Y5, Y4
-	VFNMADD231PD ocannlMap30AVX2Consts<>+192(SB), Y5, Y4
-	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+352(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y4, Y6
-	VMULPD       ocannlMap30AVX2Consts<>+416(SB), Y5, Y4
-	VROUNDPD     $0x01, Y4, Y4
-	VSUBPD       Y4, Y5, Y5
-	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y5, Y5
-	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y6, Y6
-	VADDPD       ocannlMap30AVX2Consts<>+448(SB), Y6, Y6
-	VMOVUPD      ocannlMap30AVX2Consts<>+544(SB), Y4
-	VDIVPD       Y6, Y4, Y4
-	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y5
-	VSUBPD       Y4, Y5, Y4
-	VMULPD       Y2, Y2, Y5
-	VMOVUPD      ocannlMap30AVX2Consts<>+576(SB), Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+608(SB), Y5, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+640(SB), Y5, Y6
-	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y7
-	VFMADD213PD  ocannlMap30AVX2Consts<>+672(SB), Y5, Y7
-	VFMADD213PD  ocannlMap30AVX2Consts<>+704(SB), Y5, Y7
-	VFMADD213PD  ocannlMap30AVX2Consts<>+736(SB), Y5, Y7
-	VDIVPD       Y7, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VFMADD213PD  Y2, Y2, Y6
-	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+768(SB), Y3, Y3
-	VBLENDVPD    Y3, Y6, Y4, Y4
-	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y4, Y4
-	VANDPD       ocannlMap30AVX2Consts<>+800(SB), Y2, Y3
-	VORPD        Y3, Y4, Y4
-	VCVTPD2PSY   Y4, X1
-	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y0, Y2
-	VMOVUPD      ocannlMap30AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap30AVX2Consts<>+64(SB), Y4
-	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap30AVX2Consts<>+96(SB), Y4
-	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap30AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap30AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap30AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y3, Y5
-	VMULPD       ocannlMap30AVX2Consts<>+416(SB), Y4, Y3
-	VROUNDPD     $0x01, Y3, Y3
-	VSUBPD       Y3, Y4, Y4
-	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y3, Y3
-	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap30AVX2Consts<>+448(SB), Y5, Y5
-	VMOVUPD      ocannlMap30AVX2Consts<>+544(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y0, Y0, Y4
-	VMOVUPD      ocannlMap30AVX2Consts<>+576(SB), Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+608(SB), Y4, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+640(SB), Y4, Y5
-	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+672(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+704(SB), Y4, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+736(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y0, Y0, Y5
-	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+768(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap30AVX2Consts<>+800(SB), Y0, Y2
-	VORPD        Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap30AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap30AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap30AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap30AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap30AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap30AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap30AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap30AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap30AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y6, Y4, Y4
+	VMULPD       ocannlMap30AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD231PD  ocannlMap30AVX2Consts<>+480(SB), Y4, Y6
+	VADDPD       Y3, Y6, Y6
+	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap30AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap30AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap30AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap30AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap30AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap30AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap30AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap30AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap30AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap30AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap30AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap30AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap30AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y5, Y3, Y3
+	VMULPD       ocannlMap30AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD231PD  ocannlMap30AVX2Consts<>+480(SB), Y3, Y5
+	VADDPD       Y2, Y5, Y5
+	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap30AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap30AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap30AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap30AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
@@ -7998,111 +9375,87 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap30AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap30AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap30AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap30AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap30AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap30AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap30AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap30AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap30AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap30AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap30AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap30AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap30AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap30AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap30AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap30AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap30AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap30AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap30AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap30AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap30AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap30AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap30AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap30AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap30AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap30AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap30AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap30AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap30AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap30AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap30AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap30AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap30AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap30AVX2Consts<>+320(SB)/8, $0x3f81111111111111
-DATA ocannlMap30AVX2Consts<>+328(SB)/8, $0x3f81111111111111
-DATA ocannlMap30AVX2Consts<>+336(SB)/8, $0x3f81111111111111
-DATA ocannlMap30AVX2Consts<>+344(SB)/8, $0x3f81111111111111
-DATA ocannlMap30AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap30AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap30AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap30AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
-DATA ocannlMap30AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap30AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap30AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap30AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
-DATA ocannlMap30AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+480(SB)/8, $0x4338000000000000
-DATA ocannlMap30AVX2Consts<>+488(SB)/8, $0x4338000000000000
-DATA ocannlMap30AVX2Consts<>+496(SB)/8, $0x4338000000000000
-DATA ocannlMap30AVX2Consts<>+504(SB)/8, $0x4338000000000000
-DATA ocannlMap30AVX2Consts<>+512(SB)/8, $0x00000000000003ff
-DATA ocannlMap30AVX2Consts<>+520(SB)/8, $0x00000000000003ff
-DATA ocannlMap30AVX2Consts<>+528(SB)/8, $0x00000000000003ff
-DATA ocannlMap30AVX2Consts<>+536(SB)/8, $0x00000000000003ff
-DATA ocannlMap30AVX2Consts<>+544(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+552(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+560(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+568(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap30AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap30AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap30AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap30AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap30AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap30AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap30AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap30AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
-DATA ocannlMap30AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
-DATA ocannlMap30AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
-DATA ocannlMap30AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
-DATA ocannlMap30AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap30AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap30AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap30AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap30AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap30AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap30AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap30AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap30AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap30AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap30AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap30AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap30AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
-DATA ocannlMap30AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
-DATA ocannlMap30AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
-DATA ocannlMap30AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
-DATA ocannlMap30AVX2Consts<>+800(SB)/8, $0x8000000000000000
-DATA ocannlMap30AVX2Consts<>+808(SB)/8, $0x8000000000000000
-DATA ocannlMap30AVX2Consts<>+816(SB)/8, $0x8000000000000000
-DATA ocannlMap30AVX2Consts<>+824(SB)/8, $0x8000000000000000
-GLOBL ocannlMap30AVX2Consts<>(SB), RODATA|NOPTR, $832
+DATA ocannlMap30AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap30AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap30AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap30AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap30AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap30AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap30AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap30AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap30AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap30AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap30AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap30AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap30AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap30AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap30AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap30AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap30AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap30AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap30AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap30AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap30AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap30AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap30AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap30AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap30AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap30AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap30AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap30AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap30AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap30AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap30AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap30AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap30AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap30AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap30AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap30AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap30AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap30AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap30AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap30AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap30AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap30AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap30AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap30AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap30AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap30AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap30AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap30AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap30AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap30AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap30AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap30AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap30AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap30AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap30AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap30AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap30AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap30AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap30AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap30AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap30AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap30AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap30AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap30AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap30AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlMap31AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -8114,64 +9467,459 @@ TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000100, DX
 
 e1:
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap31AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap31AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap31AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap31AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap31AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap31AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap31AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap31AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap31AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap31AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap31AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap31AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap31AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap31AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap31AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap31AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap31AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap31AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap31AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap31AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y4, Y1, Y1
+	VMULPD      ocannlMap31AVX2Consts<>+544(SB), Y1, Y4
+	VFMADD231PD ocannlMap31AVX2Consts<>+576(SB), Y1, Y4
+	VADDPD      Y3, Y4, Y4
+	VCMPPD      $0x01, ocannlMap31AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap31AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap31AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap31AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap31AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap31AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap31AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap31AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap31AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap31AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap31AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap31AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap31AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap31AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap31AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap31AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap31AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap31AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap31AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap31AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap31AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap31AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap31AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap31AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap31AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap31AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap31AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap31AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap31AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap31AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap31AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap31AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap31AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap31AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap31AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap31AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap31AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap31AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap31AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap31AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap31AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap31AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap31AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap31AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap31AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap31AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap31AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap31AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap31AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap31AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap31AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap31AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap31AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap31AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap31AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap31AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap31AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap31AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap31AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap31AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap31AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap31AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap31AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap31AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap31AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap31AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap31AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap31AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap31AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap31AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap31AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap31AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap31AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap31AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap31AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap31AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap31AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $736
+
+// func ocannlMap32AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
 	VMOVUPS      (CX), Y0
-	VANDPD       ocannlMap31AVX2Consts<>+0(SB), Y0, Y1
-	VMOVUPD      ocannlMap31AVX2Consts<>+32(SB), Y2
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VANDPD       ocannlMap32AVX2Consts<>+0(SB), Y2, Y3
+	VMOVUPD      ocannlMap32AVX2Consts<>+32(SB), Y4
+	VMINPD       Y3, Y4, Y4
+	VADDPD       Y4, Y4, Y4
+	VMOVUPD      ocannlMap32AVX2Consts<>+64(SB), Y5
+	VMAXPD       Y4, Y5, Y4
+	VMOVUPD      ocannlMap32AVX2Consts<>+96(SB), Y5
+	VMINPD       Y4, Y5, Y4
+	VMULPD       ocannlMap32AVX2Consts<>+128(SB), Y4, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VFNMADD231PD ocannlMap32AVX2Consts<>+160(SB), Y5, Y4
+	VFNMADD231PD ocannlMap32AVX2Consts<>+192(SB), Y5, Y4
+	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+256(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+288(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+320(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+352(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+384(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+416(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+448(SB), Y4, Y6
+	VMULPD       ocannlMap32AVX2Consts<>+416(SB), Y5, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y5, Y5
+	VADDPD       ocannlMap32AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap32AVX2Consts<>+512(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y6, Y6
+	VADDPD       ocannlMap32AVX2Consts<>+480(SB), Y5, Y5
+	VPADDQ       ocannlMap32AVX2Consts<>+512(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y6, Y6
+	VADDPD       ocannlMap32AVX2Consts<>+448(SB), Y6, Y6
+	VMOVUPD      ocannlMap32AVX2Consts<>+544(SB), Y4
+	VDIVPD       Y6, Y4, Y4
+	VMOVUPD      ocannlMap32AVX2Consts<>+448(SB), Y5
+	VSUBPD       Y4, Y5, Y4
+	VMULPD       Y2, Y2, Y5
+	VMOVUPD      ocannlMap32AVX2Consts<>+576(SB), Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+608(SB), Y5, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+640(SB), Y5, Y6
+	VMOVUPD      ocannlMap32AVX2Consts<>+448(SB), Y7
+	VFMADD213PD  ocannlMap32AVX2Consts<>+672(SB), Y5, Y7
+	VFMADD213PD  ocannlMap32AVX2Consts<>+704(SB), Y5, Y7
+	VFMADD213PD  ocannlMap32AVX2Consts<>+736(SB), Y5, Y7
+	VDIVPD       Y7, Y6, Y6
+	VMULPD       Y5, Y6, Y6
+	VFMADD213PD  Y2, Y2, Y6
+	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+768(SB), Y3, Y3
+	VBLENDVPD    Y3, Y6, Y4, Y4
+	VANDPD       ocannlMap32AVX2Consts<>+0(SB), Y4, Y4
+	VANDPD       ocannlMap32AVX2Consts<>+800(SB), Y2, Y3
+	VORPD        Y3, Y4, Y4
+	VCVTPD2PSY   Y4, X1
+	VANDPD       ocannlMap32AVX2Consts<>+0(SB), Y0, Y2
+	VMOVUPD      ocannlMap32AVX2Consts<>+32(SB), Y3
+	VMINPD       Y2, Y3, Y3
+	VADDPD       Y3, Y3, Y3
+	VMOVUPD      ocannlMap32AVX2Consts<>+64(SB), Y4
+	VMAXPD       Y3, Y4, Y3
+	VMOVUPD      ocannlMap32AVX2Consts<>+96(SB), Y4
+	VMINPD       Y3, Y4, Y3
+	VMULPD       ocannlMap32AVX2Consts<>+128(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD ocannlMap32AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap32AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+448(SB), Y3, Y5
+	VMULPD       ocannlMap32AVX2Consts<>+416(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       ocannlMap32AVX2Consts<>+480(SB), Y3, Y3
+	VPADDQ       ocannlMap32AVX2Consts<>+512(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y5, Y5
+	VADDPD       ocannlMap32AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap32AVX2Consts<>+512(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y5
+	VADDPD       ocannlMap32AVX2Consts<>+448(SB), Y5, Y5
+	VMOVUPD      ocannlMap32AVX2Consts<>+544(SB), Y3
+	VDIVPD       Y5, Y3, Y3
+	VMOVUPD      ocannlMap32AVX2Consts<>+448(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VMULPD       Y0, Y0, Y4
+	VMOVUPD      ocannlMap32AVX2Consts<>+576(SB), Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+608(SB), Y4, Y5
+	VFMADD213PD  ocannlMap32AVX2Consts<>+640(SB), Y4, Y5
+	VMOVUPD      ocannlMap32AVX2Consts<>+448(SB), Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+672(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+704(SB), Y4, Y6
+	VFMADD213PD  ocannlMap32AVX2Consts<>+736(SB), Y4, Y6
+	VDIVPD       Y6, Y5, Y5
+	VMULPD       Y4, Y5, Y5
+	VFMADD213PD  Y0, Y0, Y5
+	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+768(SB), Y2, Y2
+	VBLENDVPD    Y2, Y5, Y3, Y3
+	VANDPD       ocannlMap32AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap32AVX2Consts<>+800(SB), Y0, Y2
+	VORPD        Y2, Y3, Y3
+	VCVTPD2PSY   Y3, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap32AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap32AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap32AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap32AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap32AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+320(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+328(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+336(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+344(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+480(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+488(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+496(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+504(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+512(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+520(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+528(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+536(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+544(SB)/8, $0x4000000000000000
+DATA ocannlMap32AVX2Consts<>+552(SB)/8, $0x4000000000000000
+DATA ocannlMap32AVX2Consts<>+560(SB)/8, $0x4000000000000000
+DATA ocannlMap32AVX2Consts<>+568(SB)/8, $0x4000000000000000
+DATA ocannlMap32AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap32AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap32AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap32AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap32AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap32AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap32AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap32AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap32AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
+DATA ocannlMap32AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
+DATA ocannlMap32AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
+DATA ocannlMap32AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
+DATA ocannlMap32AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap32AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap32AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap32AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap32AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap32AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap32AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap32AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap32AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap32AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap32AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap32AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap32AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
+DATA ocannlMap32AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
+DATA ocannlMap32AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
+DATA ocannlMap32AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
+DATA ocannlMap32AVX2Consts<>+800(SB)/8, $0x8000000000000000
+DATA ocannlMap32AVX2Consts<>+808(SB)/8, $0x8000000000000000
+DATA ocannlMap32AVX2Consts<>+816(SB)/8, $0x8000000000000000
+DATA ocannlMap32AVX2Consts<>+824(SB)/8, $0x8000000000000000
+GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $832
+
+// func ocannlMap33AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VANDPD       ocannlMap33AVX2Consts<>+0(SB), Y0, Y1
+	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y2
 	VMINPD       Y1, Y2, Y2
 	VADDPD       Y2, Y2, Y2
-	VMOVUPD      ocannlMap31AVX2Consts<>+64(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y3
 	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap31AVX2Consts<>+96(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+96(SB), Y3
 	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap31AVX2Consts<>+128(SB), Y2, Y3
+	VMULPD       ocannlMap33AVX2Consts<>+128(SB), Y2, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap31AVX2Consts<>+160(SB), Y3, Y2
-	VFNMADD231PD ocannlMap31AVX2Consts<>+192(SB), Y3, Y2
-	VMOVUPD      ocannlMap31AVX2Consts<>+224(SB), Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+416(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+448(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+480(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+512(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+544(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+576(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+608(SB), Y2, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+608(SB), Y2, Y4
-	VMULPD       ocannlMap31AVX2Consts<>+576(SB), Y3, Y2
+	VFNMADD231PD ocannlMap33AVX2Consts<>+160(SB), Y3, Y2
+	VFNMADD231PD ocannlMap33AVX2Consts<>+192(SB), Y3, Y2
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+256(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+288(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+320(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+352(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+384(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+416(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+448(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+480(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+512(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+544(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+576(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+608(SB), Y2, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+608(SB), Y2, Y4
+	VMULPD       ocannlMap33AVX2Consts<>+576(SB), Y3, Y2
 	VROUNDPD     $0x01, Y2, Y2
 	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap31AVX2Consts<>+640(SB), Y2, Y2
-	VPADDQ       ocannlMap31AVX2Consts<>+672(SB), Y2, Y2
+	VADDPD       ocannlMap33AVX2Consts<>+640(SB), Y2, Y2
+	VPADDQ       ocannlMap33AVX2Consts<>+672(SB), Y2, Y2
 	VPSLLQ       $0x34, Y2, Y2
 	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap31AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap31AVX2Consts<>+672(SB), Y3, Y3
+	VADDPD       ocannlMap33AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap33AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y4, Y4
-	VADDPD       ocannlMap31AVX2Consts<>+608(SB), Y4, Y4
-	VMOVUPD      ocannlMap31AVX2Consts<>+704(SB), Y2
+	VADDPD       ocannlMap33AVX2Consts<>+608(SB), Y4, Y4
+	VMOVUPD      ocannlMap33AVX2Consts<>+704(SB), Y2
 	VDIVPD       Y4, Y2, Y2
-	VMOVUPD      ocannlMap31AVX2Consts<>+608(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+608(SB), Y3
 	VSUBPD       Y2, Y3, Y2
 	VMULPD       Y0, Y0, Y3
-	VMOVUPD      ocannlMap31AVX2Consts<>+736(SB), Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+768(SB), Y3, Y4
-	VFMADD213PD  ocannlMap31AVX2Consts<>+800(SB), Y3, Y4
-	VMOVUPD      ocannlMap31AVX2Consts<>+608(SB), Y5
-	VFMADD213PD  ocannlMap31AVX2Consts<>+832(SB), Y3, Y5
-	VFMADD213PD  ocannlMap31AVX2Consts<>+864(SB), Y3, Y5
-	VFMADD213PD  ocannlMap31AVX2Consts<>+896(SB), Y3, Y5
+	VMOVUPD      ocannlMap33AVX2Consts<>+736(SB), Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+768(SB), Y3, Y4
+	VFMADD213PD  ocannlMap33AVX2Consts<>+800(SB), Y3, Y4
+	VMOVUPD      ocannlMap33AVX2Consts<>+608(SB), Y5
+	VFMADD213PD  ocannlMap33AVX2Consts<>+832(SB), Y3, Y5
+	VFMADD213PD  ocannlMap33AVX2Consts<>+864(SB), Y3, Y5
+	VFMADD213PD  ocannlMap33AVX2Consts<>+896(SB), Y3, Y5
 	VDIVPD       Y5, Y4, Y4
 	VMULPD       Y3, Y4, Y4
 	VFMADD213PD  Y0, Y0, Y4
-	VCMPPD       $0x01, ocannlMap31AVX2Consts<>+928(SB), Y1, Y1
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y1, Y1
 	VBLENDVPD    Y1, Y4, Y2, Y2
-	VANDPD       ocannlMap31AVX2Consts<>+0(SB), Y2, Y2
-	VANDPD       ocannlMap31AVX2Consts<>+960(SB), Y0, Y1
+	VANDPD       ocannlMap33AVX2Consts<>+0(SB), Y2, Y2
+	VANDPD       ocannlMap33AVX2Consts<>+960(SB), Y0, Y1
 	VORPD        Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
@@ -8181,135 +9929,135 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap31AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap31AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap31AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap31AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap31AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap31AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap31AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap31AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap31AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap31AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap31AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap31AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap31AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap31AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap31AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap31AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap31AVX2Consts<>+480(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+488(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+496(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+504(SB)/8, $0x3f81111111111111
-DATA ocannlMap31AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
-DATA ocannlMap31AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
-DATA ocannlMap31AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+640(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+648(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+656(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+664(SB)/8, $0x4338000000000000
-DATA ocannlMap31AVX2Consts<>+672(SB)/8, $0x00000000000003ff
-DATA ocannlMap31AVX2Consts<>+680(SB)/8, $0x00000000000003ff
-DATA ocannlMap31AVX2Consts<>+688(SB)/8, $0x00000000000003ff
-DATA ocannlMap31AVX2Consts<>+696(SB)/8, $0x00000000000003ff
-DATA ocannlMap31AVX2Consts<>+704(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+712(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+720(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+728(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap31AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap31AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap31AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap31AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap31AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap31AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap31AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap31AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
-DATA ocannlMap31AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
-DATA ocannlMap31AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
-DATA ocannlMap31AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
-DATA ocannlMap31AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap31AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap31AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap31AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap31AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap31AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap31AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap31AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap31AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap31AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap31AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap31AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap31AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
-DATA ocannlMap31AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
-DATA ocannlMap31AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
-DATA ocannlMap31AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
-DATA ocannlMap31AVX2Consts<>+960(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+968(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+976(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+984(SB)/8, $0x8000000000000000
-GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $992
+DATA ocannlMap33AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap33AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+480(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+488(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+496(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+504(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+640(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+648(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+656(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+664(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+672(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+680(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+688(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+696(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+704(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+712(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+720(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+728(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap33AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap33AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap33AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap33AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap33AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap33AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap33AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap33AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
+DATA ocannlMap33AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
+DATA ocannlMap33AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
+DATA ocannlMap33AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
+DATA ocannlMap33AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap33AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap33AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap33AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap33AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap33AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap33AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap33AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap33AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap33AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap33AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap33AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap33AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
+DATA ocannlMap33AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
+DATA ocannlMap33AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
+DATA ocannlMap33AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
+DATA ocannlMap33AVX2Consts<>+960(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+968(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+976(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+984(SB)/8, $0x8000000000000000
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $992
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8327,11 +10075,11 @@ e1:
 	VCVTPS2PD    X5, Y6
 	VEXTRACTF128 $0x01, Y5, X3
 	VCVTPS2PD    X3, Y5
-	VMOVUPD      ocannlMap32AVX2Consts<>+0(SB), Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y7
 	VSQRTPD      Y6, Y6
 	VDIVPD       Y6, Y7, Y7
 	VCVTPD2PSY   Y7, X3
-	VMOVUPD      ocannlMap32AVX2Consts<>+0(SB), Y6
+	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y6
 	VSQRTPD      Y5, Y5
 	VDIVPD       Y5, Y6, Y6
 	VCVTPD2PSY   Y6, X4
@@ -8341,7 +10089,7 @@ e1:
 	VMAXPS       Y5, Y0, Y5
 	VADDPS       Y0, Y5, Y5
 	VMINPS       Y5, Y1, Y5
-	VXORPS       ocannlMap32AVX2Consts<>+32(SB), Y5, Y5
+	VXORPS       ocannlMap34AVX2Consts<>+32(SB), Y5, Y5
 	VSUBPS       Y5, Y2, Y2
 	VMOVUPS      (CX), Y5
 	VCMPPS       $0x00, Y0, Y5, Y5
@@ -8376,23 +10124,23 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+32(SB)/4, $0x80000000
-DATA ocannlMap32AVX2Consts<>+36(SB)/4, $0x80000000
-DATA ocannlMap32AVX2Consts<>+40(SB)/4, $0x80000000
-DATA ocannlMap32AVX2Consts<>+44(SB)/4, $0x80000000
-DATA ocannlMap32AVX2Consts<>+48(SB)/4, $0x80000000
-DATA ocannlMap32AVX2Consts<>+52(SB)/4, $0x80000000
-DATA ocannlMap32AVX2Consts<>+56(SB)/4, $0x80000000
-DATA ocannlMap32AVX2Consts<>+60(SB)/4, $0x80000000
-GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $64
+DATA ocannlMap34AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x80000000
+DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x80000000
+DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x80000000
+DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x80000000
+DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x80000000
+DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x80000000
+DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x80000000
+DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x80000000
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $64
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8410,7 +10158,7 @@ e1:
 	VMAXPS    Y3, Y0, Y3
 	VADDPS    Y0, Y3, Y3
 	VMINPS    Y3, Y1, Y3
-	VXORPS    ocannlMap33AVX2Consts<>+0(SB), Y3, Y3
+	VXORPS    ocannlMap35AVX2Consts<>+0(SB), Y3, Y3
 	VSUBPS    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
 	VCMPPS    $0x00, Y0, Y3, Y3
@@ -8425,19 +10173,19 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0x80000000
-DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0x80000000
-DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0x80000000
-DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0x80000000
-DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0x80000000
-DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0x80000000
-DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0x80000000
-DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0x80000000
-GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap35AVX2Consts<>+0(SB)/4, $0x80000000
+DATA ocannlMap35AVX2Consts<>+4(SB)/4, $0x80000000
+DATA ocannlMap35AVX2Consts<>+8(SB)/4, $0x80000000
+DATA ocannlMap35AVX2Consts<>+12(SB)/4, $0x80000000
+DATA ocannlMap35AVX2Consts<>+16(SB)/4, $0x80000000
+DATA ocannlMap35AVX2Consts<>+20(SB)/4, $0x80000000
+DATA ocannlMap35AVX2Consts<>+24(SB)/4, $0x80000000
+DATA ocannlMap35AVX2Consts<>+28(SB)/4, $0x80000000
+GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8455,7 +10203,7 @@ e1:
 	VMAXPD    Y3, Y0, Y3
 	VADDPD    Y0, Y3, Y3
 	VMINPD    Y3, Y1, Y3
-	VXORPD    ocannlMap34AVX2Consts<>+0(SB), Y3, Y3
+	VXORPD    ocannlMap36AVX2Consts<>+0(SB), Y3, Y3
 	VSUBPD    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
 	VCMPPD    $0x00, Y0, Y3, Y3
@@ -8470,15 +10218,15 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX2Consts<>+0(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX2Consts<>+8(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX2Consts<>+16(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX2Consts<>+24(SB)/8, $0x8000000000000000
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap36AVX2Consts<>+0(SB)/8, $0x8000000000000000
+DATA ocannlMap36AVX2Consts<>+8(SB)/8, $0x8000000000000000
+DATA ocannlMap36AVX2Consts<>+16(SB)/8, $0x8000000000000000
+DATA ocannlMap36AVX2Consts<>+24(SB)/8, $0x8000000000000000
+GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8493,7 +10241,7 @@ e1:
 	VDIVPD    Y3, Y1, Y3
 	VSUBPD    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
-	VMOVUPD   ocannlMap35AVX2Consts<>+0(SB), Y4
+	VMOVUPD   ocannlMap37AVX2Consts<>+0(SB), Y4
 	VSQRTPD   Y3, Y3
 	VDIVPD    Y3, Y4, Y4
 	VADDPD    Y4, Y2, Y2
@@ -8501,7 +10249,7 @@ e1:
 	VMAXPD    Y3, Y0, Y3
 	VADDPD    Y0, Y3, Y3
 	VMINPD    Y3, Y1, Y3
-	VXORPD    ocannlMap35AVX2Consts<>+32(SB), Y3, Y3
+	VXORPD    ocannlMap37AVX2Consts<>+32(SB), Y3, Y3
 	VSUBPD    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
 	VCMPPD    $0x00, Y0, Y3, Y3
@@ -8522,797 +10270,536 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap35AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+32(SB)/8, $0x8000000000000000
-DATA ocannlMap35AVX2Consts<>+40(SB)/8, $0x8000000000000000
-DATA ocannlMap35AVX2Consts<>+48(SB)/8, $0x8000000000000000
-DATA ocannlMap35AVX2Consts<>+56(SB)/8, $0x8000000000000000
-GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $64
+DATA ocannlMap37AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+32(SB)/8, $0x8000000000000000
+DATA ocannlMap37AVX2Consts<>+40(SB)/8, $0x8000000000000000
+DATA ocannlMap37AVX2Consts<>+48(SB)/8, $0x8000000000000000
+DATA ocannlMap37AVX2Consts<>+56(SB)/8, $0x8000000000000000
+GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $64
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000080, BX
 
 e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y4
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap36AVX2Consts<>+0(SB), Y4, Y5
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y5, Y5
-	VMOVUPD      ocannlMap36AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
-	VPADDQ       Y7, Y6, Y6
-	VMULPD       Y5, Y5, Y9
-	VSUBPD       ocannlMap36AVX2Consts<>+224(SB), Y5, Y8
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
-	VBLENDVPD    Y7, Y9, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y10
-	VDIVPD       Y9, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+256(SB), Y6, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+288(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+320(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+352(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+384(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+416(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+448(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+480(SB), Y6, Y7
-	VADDPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+512(SB), Y6, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+544(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+576(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+608(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+640(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+672(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+704(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+736(SB), Y6, Y7
-	VADDPD       Y7, Y10, Y10
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y10, Y10
-	VDIVPD       Y10, Y9, Y9
-	VMULPD       Y5, Y9, Y6
-	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+768(SB), Y5, Y10
-	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+800(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+864(SB), Y5, Y8
-	VADDPD       Y8, Y10, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+928(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap36AVX2Consts<>+960(SB), Y9, Y10
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
-	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+992(SB), Y5, Y7
-	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap36AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap36AVX2Consts<>+1056(SB), Y10, Y10
-	VSUBPD       Y5, Y7, Y8
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y7, Y8, Y8
-	VADDPD       Y9, Y8, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y10, Y7
-	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y9
-	VFNMADD213PD Y10, Y7, Y9
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y7, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y9, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y9, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y9, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y9, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y9, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y9, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y10
-	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y10, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y7, Y7
-	VPSLLQ       $0x34, Y7, Y7
+	VMOVUPS      (CX), Y1
+	VANDPS       ocannlMap38AVX2Consts<>+0(SB), Y1, Y4
+	VMOVUPD      ocannlMap38AVX2Consts<>+32(SB), Y5
+	VMINPS       Y4, Y5, Y4
+	VADDPS       ocannlMap38AVX2Consts<>+64(SB), Y4, Y5
+	VMOVUPD      ocannlMap38AVX2Consts<>+96(SB), Y6
+	VDIVPS       Y5, Y6, Y6
+	VSUBPS       ocannlMap38AVX2Consts<>+64(SB), Y4, Y5
+	VMULPS       Y6, Y5, Y5
+	VMOVUPD      ocannlMap38AVX2Consts<>+128(SB), Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+160(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+192(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+224(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+256(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+288(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+320(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+352(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+384(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+416(SB), Y5, Y7
+	VFMADD213PS  ocannlMap38AVX2Consts<>+448(SB), Y5, Y7
+	VMULPS       Y6, Y7, Y7
+	VMULPS       Y4, Y4, Y5
+	VMOVUPS      Y5, Y6
+	VFMSUB231PS  Y4, Y4, Y6
+	VMULPS       ocannlMap38AVX2Consts<>+480(SB), Y5, Y5
+	VMOVUPD      ocannlMap38AVX2Consts<>+512(SB), Y4
+	VMAXPS       Y5, Y4, Y4
+	VMOVUPD      ocannlMap38AVX2Consts<>+544(SB), Y5
+	VMINPS       Y4, Y5, Y4
+	VMULPS       ocannlMap38AVX2Consts<>+576(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS ocannlMap38AVX2Consts<>+608(SB), Y5, Y4
+	VFNMADD231PS ocannlMap38AVX2Consts<>+640(SB), Y5, Y4
+	VMOVUPD      ocannlMap38AVX2Consts<>+672(SB), Y8
+	VFMADD213PS  ocannlMap38AVX2Consts<>+704(SB), Y4, Y8
+	VFMADD213PS  ocannlMap38AVX2Consts<>+736(SB), Y4, Y8
+	VFMADD213PS  ocannlMap38AVX2Consts<>+768(SB), Y4, Y8
+	VFMADD213PS  ocannlMap38AVX2Consts<>+800(SB), Y4, Y8
+	VFMADD213PS  ocannlMap38AVX2Consts<>+832(SB), Y4, Y8
+	VFMADD213PS  ocannlMap38AVX2Consts<>+96(SB), Y4, Y8
+	VFMADD213PS  ocannlMap38AVX2Consts<>+96(SB), Y4, Y8
+	VMULPS       ocannlMap38AVX2Consts<>+832(SB), Y5, Y4
+	VROUNDPS     $0x01, Y4, Y4
+	VSUBPS       Y4, Y5, Y5
+	VADDPS       ocannlMap38AVX2Consts<>+864(SB), Y4, Y4
+	VPADDD       ocannlMap38AVX2Consts<>+896(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y8, Y8
+	VADDPS       ocannlMap38AVX2Consts<>+864(SB), Y5, Y5
+	VPADDD       ocannlMap38AVX2Consts<>+896(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y8, Y8
+	VMULPS       ocannlMap38AVX2Consts<>+480(SB), Y6, Y6
+	VFMADD231PS  Y8, Y6, Y8
+	VMULPS       Y7, Y8, Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+96(SB), Y4
+	VSUBPS       Y8, Y4, Y4
+	VCMPPS       $0x01, Y0, Y1, Y5
+	VBLENDVPS    Y5, Y8, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      (DX), Y1
+	VCVTPS2PD    X1, Y5
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VMULPD       ocannlMap38AVX2Consts<>+928(SB), Y5, Y6
+	VMULPD       Y5, Y6, Y6
+	VMULPD       Y5, Y6, Y6
+	VADDPD       Y6, Y5, Y6
+	VMULPD       ocannlMap38AVX2Consts<>+960(SB), Y6, Y6
+	VANDPD       ocannlMap38AVX2Consts<>+992(SB), Y6, Y6
+	VADDPD       Y6, Y6, Y7
+	VMULPD       ocannlMap38AVX2Consts<>+1024(SB), Y7, Y8
+	VROUNDPD     $0x00, Y8, Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+1056(SB), Y9
+	VFNMADD213PD Y7, Y8, Y9
+	VFNMADD231PD ocannlMap38AVX2Consts<>+1088(SB), Y8, Y9
+	VMULPD       ocannlMap38AVX2Consts<>+1120(SB), Y9, Y9
+	VMOVUPD      ocannlMap38AVX2Consts<>+1152(SB), Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1184(SB), Y9, Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1216(SB), Y9, Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1248(SB), Y9, Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1280(SB), Y9, Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1312(SB), Y9, Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1344(SB), Y9, Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y8, Y7
-	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y10
-	VFNMADD213PD Y8, Y7, Y10
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y10, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y10, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y10, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y10, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y10, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y10, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y8
-	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y8, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y7, Y7
-	VPSLLQ       $0x34, Y7, Y7
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y7
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y7
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y7
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y7
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y7, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1440(SB), Y8, Y8
+	VPADDQ       ocannlMap38AVX2Consts<>+1472(SB), Y8, Y8
+	VPSLLQ       $0x34, Y8, Y8
+	VMULPD       Y8, Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1376(SB), Y9, Y9
+	VMOVUPD      ocannlMap38AVX2Consts<>+1408(SB), Y7
+	VDIVPD       Y9, Y7, Y7
+	VMOVUPD      ocannlMap38AVX2Consts<>+1376(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap38AVX2Consts<>+1504(SB), Y9
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1536(SB), Y9, Y9
+	VMULPD       Y7, Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1568(SB), Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1600(SB), Y7, Y10
 	VMULPD       Y7, Y10, Y10
-	VMULPD       Y10, Y9, Y9
-	VDIVPD       Y5, Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y8
-	VSUBPD       Y9, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
-	VBLENDVPD    Y7, Y8, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap36AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y4, Y10
-	VORPD        Y10, Y6, Y6
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+1408(SB), Y4, Y5
-	VMULPD       Y6, Y5, Y5
-	VCVTPD2PSY   Y5, X1
-	VMULPD       ocannlMap36AVX2Consts<>+0(SB), Y0, Y4
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y4, Y4
-	VMOVUPD      ocannlMap36AVX2Consts<>+64(SB), Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y4, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y4, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+192(SB), Y4, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y6, Y6
-	VPADDQ       Y6, Y5, Y5
-	VMULPD       Y4, Y4, Y8
-	VSUBPD       ocannlMap36AVX2Consts<>+224(SB), Y4, Y7
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+96(SB), Y4, Y6
-	VBLENDVPD    Y6, Y8, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y9
-	VDIVPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+256(SB), Y5, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+288(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+320(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+352(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+384(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+416(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+448(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+480(SB), Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+512(SB), Y5, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+544(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+576(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+608(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+640(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+672(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+704(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+736(SB), Y5, Y6
-	VADDPD       Y6, Y9, Y9
-	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y9, Y9
-	VDIVPD       Y9, Y8, Y8
-	VMULPD       Y4, Y8, Y5
-	VADDPD       Y4, Y5, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+768(SB), Y4, Y9
-	VADDPD       Y4, Y9, Y9
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+800(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+832(SB), Y4, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+864(SB), Y4, Y7
-	VADDPD       Y7, Y9, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+896(SB), Y9, Y9
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+928(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VADDPD       ocannlMap36AVX2Consts<>+960(SB), Y8, Y9
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y4, Y6
-	VBLENDVPD    Y6, Y9, Y5, Y5
-	VANDPD       ocannlMap36AVX2Consts<>+992(SB), Y4, Y6
-	VMULPD       Y6, Y6, Y9
-	VXORPD       ocannlMap36AVX2Consts<>+1024(SB), Y9, Y9
-	VSUBPD       ocannlMap36AVX2Consts<>+1056(SB), Y9, Y9
-	VSUBPD       Y4, Y6, Y7
-	VADDPD       Y4, Y6, Y6
+	VADDPD       ocannlMap38AVX2Consts<>+1632(SB), Y10, Y10
+	VMULPD       Y7, Y10, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1664(SB), Y10, Y10
 	VMULPD       Y6, Y7, Y7
-	VADDPD       Y8, Y7, Y7
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y9, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y8
-	VFNMADD213PD Y9, Y6, Y8
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y6, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y8, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y8, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y8, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y8, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y8, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y8, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y9
-	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y8, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y7, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y9
-	VFNMADD213PD Y7, Y6, Y9
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y6, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y9, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y9, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y9, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y9, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y9, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y9, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y7
-	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y7
-	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y7
-	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y7
-	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y7, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y9, Y9
-	VMULPD       Y9, Y8, Y8
-	VDIVPD       Y4, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y7
-	VSUBPD       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y6, Y7, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1536(SB), Y4, Y6
-	VBLENDVPD    Y6, ocannlMap36AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y0, Y9
-	VORPD        Y9, Y5, Y5
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y5, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+1408(SB), Y0, Y4
-	VMULPD       Y5, Y4, Y4
-	VCVTPD2PSY   Y4, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      (DX), Y0
-	VCVTPS2PD    X0, Y4
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap36AVX2Consts<>+1568(SB), Y4, Y5
-	VMULPD       Y4, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VADDPD       Y5, Y4, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+1600(SB), Y5, Y5
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y5, Y5
+	VMULPD       Y9, Y7, Y7
+	VDIVPD       Y10, Y7, Y7
+	VADDPD       Y6, Y7, Y7
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1696(SB), Y6, Y9
+	VBLENDVPD    Y9, Y8, Y7, Y7
+	VCMPPD       $0x0e, ocannlMap38AVX2Consts<>+1728(SB), Y6, Y9
+	VBLENDVPD    Y9, ocannlMap38AVX2Consts<>+1376(SB), Y7, Y7
+	VANDPD       ocannlMap38AVX2Consts<>+1760(SB), Y5, Y6
+	VORPD        Y6, Y7, Y7
+	VADDPD       ocannlMap38AVX2Consts<>+1376(SB), Y7, Y7
+	VMULPD       ocannlMap38AVX2Consts<>+1344(SB), Y5, Y6
+	VMULPD       Y7, Y6, Y6
+	VCVTPD2PSY   Y6, X2
+	VMULPD       ocannlMap38AVX2Consts<>+928(SB), Y1, Y5
+	VMULPD       Y1, Y5, Y5
+	VMULPD       Y1, Y5, Y5
+	VADDPD       Y5, Y1, Y5
+	VMULPD       ocannlMap38AVX2Consts<>+960(SB), Y5, Y5
+	VANDPD       ocannlMap38AVX2Consts<>+992(SB), Y5, Y5
 	VADDPD       Y5, Y5, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y6, Y7
+	VMULPD       ocannlMap38AVX2Consts<>+1024(SB), Y6, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+1056(SB), Y8
 	VFNMADD213PD Y6, Y7, Y8
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap38AVX2Consts<>+1088(SB), Y7, Y8
+	VMULPD       ocannlMap38AVX2Consts<>+1120(SB), Y8, Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+1152(SB), Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1184(SB), Y8, Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1216(SB), Y8, Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y6, Y8
+	VADDPD       ocannlMap38AVX2Consts<>+1440(SB), Y7, Y7
+	VPADDQ       ocannlMap38AVX2Consts<>+1472(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+1440(SB), Y6
+	VADDPD       ocannlMap38AVX2Consts<>+1376(SB), Y8, Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+1408(SB), Y6
 	VDIVPD       Y8, Y6, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap38AVX2Consts<>+1376(SB), Y7
 	VSUBPD       Y6, Y7, Y7
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+1632(SB), Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+1504(SB), Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1664(SB), Y8, Y8
+	VADDPD       ocannlMap38AVX2Consts<>+1536(SB), Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1696(SB), Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1728(SB), Y6, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1568(SB), Y8, Y8
+	VADDPD       ocannlMap38AVX2Consts<>+1600(SB), Y6, Y9
 	VMULPD       Y6, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1760(SB), Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1632(SB), Y9, Y9
 	VMULPD       Y6, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1792(SB), Y9, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1664(SB), Y9, Y9
 	VMULPD       Y5, Y6, Y6
 	VMULPD       Y8, Y6, Y6
 	VDIVPD       Y9, Y6, Y6
 	VADDPD       Y5, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1824(SB), Y5, Y8
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1696(SB), Y5, Y8
 	VBLENDVPD    Y8, Y7, Y6, Y6
-	VCMPPD       $0x0e, ocannlMap36AVX2Consts<>+1856(SB), Y5, Y8
-	VBLENDVPD    Y8, ocannlMap36AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y4, Y5
+	VCMPPD       $0x0e, ocannlMap38AVX2Consts<>+1728(SB), Y5, Y8
+	VBLENDVPD    Y8, ocannlMap38AVX2Consts<>+1376(SB), Y6, Y6
+	VANDPD       ocannlMap38AVX2Consts<>+1760(SB), Y1, Y5
 	VORPD        Y5, Y6, Y6
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+1408(SB), Y4, Y5
+	VADDPD       ocannlMap38AVX2Consts<>+1376(SB), Y6, Y6
+	VMULPD       ocannlMap38AVX2Consts<>+1344(SB), Y1, Y5
 	VMULPD       Y6, Y5, Y5
-	VCVTPD2PSY   Y5, X2
-	VMULPD       ocannlMap36AVX2Consts<>+1568(SB), Y0, Y4
-	VMULPD       Y0, Y4, Y4
-	VMULPD       Y0, Y4, Y4
-	VADDPD       Y4, Y0, Y4
-	VMULPD       ocannlMap36AVX2Consts<>+1600(SB), Y4, Y4
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y4, Y4
-	VADDPD       Y4, Y4, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y5, Y6
-	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y7
-	VFNMADD213PD Y5, Y6, Y7
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y6, Y7
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y5
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y6, Y6
-	VPSLLQ       $0x34, Y6, Y6
-	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1440(SB), Y5
-	VDIVPD       Y7, Y5, Y5
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y6
-	VSUBPD       Y5, Y6, Y6
-	VMULPD       Y4, Y4, Y5
-	VMOVUPD      ocannlMap36AVX2Consts<>+1632(SB), Y7
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1664(SB), Y7, Y7
-	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1696(SB), Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1728(SB), Y5, Y8
-	VMULPD       Y5, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1760(SB), Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1792(SB), Y8, Y8
-	VMULPD       Y4, Y5, Y5
-	VMULPD       Y7, Y5, Y5
-	VDIVPD       Y8, Y5, Y5
-	VADDPD       Y4, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1824(SB), Y4, Y7
-	VBLENDVPD    Y7, Y6, Y5, Y5
-	VCMPPD       $0x0e, ocannlMap36AVX2Consts<>+1856(SB), Y4, Y7
-	VBLENDVPD    Y7, ocannlMap36AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y0, Y4
-	VORPD        Y4, Y5, Y5
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y5, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+1408(SB), Y0, Y4
-	VMULPD       Y5, Y4, Y4
-	VCVTPD2PSY   Y4, X0
-	VINSERTF128  $0x01, X0, Y2, Y2
-	VADDPS       Y2, Y1, Y0
+	VCVTPD2PSY   Y5, X1
+	VINSERTF128  $0x01, X1, Y2, Y2
+	VADDPS       Y2, Y4, Y1
 	VMOVUPS      (CX), Y4
 	VCVTPS2PD    X4, Y5
-	VEXTRACTF128 $0x01, Y4, X1
-	VCVTPS2PD    X1, Y4
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y5, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+64(SB), Y7
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y6, Y8
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y8, Y8
+	VEXTRACTF128 $0x01, Y4, X2
+	VCVTPS2PD    X2, Y4
+	VANDPD       ocannlMap38AVX2Consts<>+992(SB), Y5, Y6
+	VMOVUPD      ocannlMap38AVX2Consts<>+1792(SB), Y7
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1824(SB), Y6, Y8
+	VANDPD       ocannlMap38AVX2Consts<>+1856(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y6, Y8
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y8, Y8
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1888(SB), Y6, Y8
+	VANDPD       ocannlMap38AVX2Consts<>+1856(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+192(SB), Y6, Y8
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y8, Y8
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1920(SB), Y6, Y8
+	VANDPD       ocannlMap38AVX2Consts<>+1856(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
 	VMULPD       Y6, Y6, Y9
-	VSUBPD       ocannlMap36AVX2Consts<>+224(SB), Y6, Y10
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+96(SB), Y6, Y8
+	VSUBPD       ocannlMap38AVX2Consts<>+1376(SB), Y6, Y10
+	VCMPPD       $0x01, ocannlMap38AVX2Consts<>+1824(SB), Y6, Y8
 	VBLENDVPD    Y8, Y9, Y10, Y10
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y11
+	VMOVUPD      ocannlMap38AVX2Consts<>+1376(SB), Y11
 	VDIVPD       Y9, Y11, Y11
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y6, Y8
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1888(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+256(SB), Y7, Y9
+	VPERMPS      ocannlMap38AVX2Consts<>+1952(SB), Y7, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+288(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+1984(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+320(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2016(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+352(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2048(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+384(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2080(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+416(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2112(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+448(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2144(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+480(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2176(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+512(SB), Y7, Y11
+	VPERMPS      ocannlMap38AVX2Consts<>+2208(SB), Y7, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap36AVX2Consts<>+544(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2240(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap36AVX2Consts<>+576(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2272(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap36AVX2Consts<>+608(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2304(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap36AVX2Consts<>+640(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2336(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap36AVX2Consts<>+672(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2368(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap36AVX2Consts<>+704(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2400(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap36AVX2Consts<>+736(SB), Y7, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+2432(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y11, Y11
+	VADDPD       ocannlMap38AVX2Consts<>+1376(SB), Y11, Y11
 	VDIVPD       Y11, Y9, Y9
 	VMULPD       Y6, Y9, Y7
 	VADDPD       Y6, Y7, Y7
-	VMULPD       ocannlMap36AVX2Consts<>+768(SB), Y6, Y11
+	VMULPD       ocannlMap38AVX2Consts<>+2464(SB), Y6, Y11
 	VADDPD       Y6, Y11, Y11
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+800(SB), Y6, Y8
+	VCMPPD       $0x01, ocannlMap38AVX2Consts<>+2496(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VMULPD       ocannlMap36AVX2Consts<>+832(SB), Y6, Y11
-	VMULPD       ocannlMap36AVX2Consts<>+864(SB), Y6, Y10
+	VMULPD       ocannlMap38AVX2Consts<>+2528(SB), Y6, Y11
+	VMULPD       ocannlMap38AVX2Consts<>+2560(SB), Y6, Y10
 	VADDPD       Y10, Y11, Y11
-	VMULPD       ocannlMap36AVX2Consts<>+896(SB), Y11, Y11
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+928(SB), Y6, Y8
+	VMULPD       ocannlMap38AVX2Consts<>+2592(SB), Y11, Y11
+	VCMPPD       $0x01, ocannlMap38AVX2Consts<>+2624(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+960(SB), Y9, Y11
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y6, Y8
+	VADDPD       ocannlMap38AVX2Consts<>+2656(SB), Y9, Y11
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1824(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+992(SB), Y6, Y8
+	VANDPD       ocannlMap38AVX2Consts<>+2688(SB), Y6, Y8
 	VMULPD       Y8, Y8, Y11
-	VXORPD       ocannlMap36AVX2Consts<>+1024(SB), Y11, Y11
-	VSUBPD       ocannlMap36AVX2Consts<>+1056(SB), Y11, Y11
+	VXORPD       ocannlMap38AVX2Consts<>+1760(SB), Y11, Y11
+	VSUBPD       ocannlMap38AVX2Consts<>+2720(SB), Y11, Y11
 	VSUBPD       Y6, Y8, Y10
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y8, Y10, Y10
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y11, Y8
+	VMULPD       ocannlMap38AVX2Consts<>+1024(SB), Y11, Y8
 	VROUNDPD     $0x00, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y9
+	VMOVUPD      ocannlMap38AVX2Consts<>+1056(SB), Y9
 	VFNMADD213PD Y11, Y8, Y9
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y8, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y9, Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y9, Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y9, Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y9, Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y9, Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y9, Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y11
+	VFNMADD231PD ocannlMap38AVX2Consts<>+1088(SB), Y8, Y9
+	VMULPD       ocannlMap38AVX2Consts<>+1120(SB), Y9, Y9
+	VMOVUPD      ocannlMap38AVX2Consts<>+1152(SB), Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1184(SB), Y9, Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1216(SB), Y9, Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1248(SB), Y9, Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1280(SB), Y9, Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1312(SB), Y9, Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1344(SB), Y9, Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y11
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y11
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y11
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y11
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y11, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y8, Y8
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y8, Y8
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y9, Y11
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y11, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1440(SB), Y8, Y8
+	VPADDQ       ocannlMap38AVX2Consts<>+1472(SB), Y8, Y8
 	VPSLLQ       $0x34, Y8, Y8
 	VMULPD       Y8, Y9, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y10, Y8
+	VMULPD       ocannlMap38AVX2Consts<>+1024(SB), Y10, Y8
 	VROUNDPD     $0x00, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y11
+	VMOVUPD      ocannlMap38AVX2Consts<>+1056(SB), Y11
 	VFNMADD213PD Y10, Y8, Y11
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y8, Y11
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y11, Y11
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y11, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y11, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y11, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y11, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y11, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y11, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y11, Y10
+	VFNMADD231PD ocannlMap38AVX2Consts<>+1088(SB), Y8, Y11
+	VMULPD       ocannlMap38AVX2Consts<>+1120(SB), Y11, Y11
+	VMOVUPD      ocannlMap38AVX2Consts<>+1152(SB), Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1184(SB), Y11, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1216(SB), Y11, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1248(SB), Y11, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1280(SB), Y11, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1312(SB), Y11, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1344(SB), Y11, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y11, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y11, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y11, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y11, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y10, Y11
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y8, Y8
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y8, Y8
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y11, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y10, Y11
+	VADDPD       ocannlMap38AVX2Consts<>+1440(SB), Y8, Y8
+	VPADDQ       ocannlMap38AVX2Consts<>+1472(SB), Y8, Y8
 	VPSLLQ       $0x34, Y8, Y8
 	VMULPD       Y8, Y11, Y11
 	VMULPD       Y11, Y9, Y9
 	VDIVPD       Y6, Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap38AVX2Consts<>+1376(SB), Y10
 	VSUBPD       Y9, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y6, Y8
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1888(SB), Y6, Y8
 	VBLENDVPD    Y8, Y10, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1536(SB), Y6, Y8
-	VBLENDVPD    Y8, ocannlMap36AVX2Consts<>+224(SB), Y7, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y5, Y11
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+2752(SB), Y6, Y8
+	VBLENDVPD    Y8, ocannlMap38AVX2Consts<>+1376(SB), Y7, Y7
+	VANDPD       ocannlMap38AVX2Consts<>+1760(SB), Y5, Y11
 	VORPD        Y11, Y7, Y7
 	VCVTPD2PSY   Y7, X3
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y4, Y5
-	VMOVUPD      ocannlMap36AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
+	VANDPD       ocannlMap38AVX2Consts<>+992(SB), Y4, Y5
+	VMOVUPD      ocannlMap38AVX2Consts<>+1792(SB), Y6
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1824(SB), Y5, Y7
+	VANDPD       ocannlMap38AVX2Consts<>+1856(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1888(SB), Y5, Y7
+	VANDPD       ocannlMap38AVX2Consts<>+1856(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1920(SB), Y5, Y7
+	VANDPD       ocannlMap38AVX2Consts<>+1856(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
 	VMULPD       Y5, Y5, Y8
-	VSUBPD       ocannlMap36AVX2Consts<>+224(SB), Y5, Y9
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
+	VSUBPD       ocannlMap38AVX2Consts<>+1376(SB), Y5, Y9
+	VCMPPD       $0x01, ocannlMap38AVX2Consts<>+1824(SB), Y5, Y7
 	VBLENDVPD    Y7, Y8, Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap38AVX2Consts<>+1376(SB), Y10
 	VDIVPD       Y8, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1888(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+256(SB), Y6, Y8
+	VPERMPS      ocannlMap38AVX2Consts<>+1952(SB), Y6, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+288(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+1984(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+320(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2016(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+352(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2048(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+384(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2080(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+416(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2112(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+448(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2144(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+480(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2176(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+512(SB), Y6, Y10
+	VPERMPS      ocannlMap38AVX2Consts<>+2208(SB), Y6, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+544(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2240(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+576(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2272(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+608(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2304(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+640(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2336(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+672(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2368(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+704(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2400(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+736(SB), Y6, Y7
+	VPERMPS      ocannlMap38AVX2Consts<>+2432(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y10, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1376(SB), Y10, Y10
 	VDIVPD       Y10, Y8, Y8
 	VMULPD       Y5, Y8, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+768(SB), Y5, Y10
+	VMULPD       ocannlMap38AVX2Consts<>+2464(SB), Y5, Y10
 	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+800(SB), Y5, Y7
+	VCMPPD       $0x01, ocannlMap38AVX2Consts<>+2496(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+864(SB), Y5, Y9
+	VMULPD       ocannlMap38AVX2Consts<>+2528(SB), Y5, Y10
+	VMULPD       ocannlMap38AVX2Consts<>+2560(SB), Y5, Y9
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+928(SB), Y5, Y7
+	VMULPD       ocannlMap38AVX2Consts<>+2592(SB), Y10, Y10
+	VCMPPD       $0x01, ocannlMap38AVX2Consts<>+2624(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap36AVX2Consts<>+960(SB), Y8, Y10
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
+	VADDPD       ocannlMap38AVX2Consts<>+2656(SB), Y8, Y10
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1824(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+992(SB), Y5, Y7
+	VANDPD       ocannlMap38AVX2Consts<>+2688(SB), Y5, Y7
 	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap36AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap36AVX2Consts<>+1056(SB), Y10, Y10
+	VXORPD       ocannlMap38AVX2Consts<>+1760(SB), Y10, Y10
+	VSUBPD       ocannlMap38AVX2Consts<>+2720(SB), Y10, Y10
 	VSUBPD       Y5, Y7, Y9
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y7, Y9, Y9
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y10, Y7
+	VMULPD       ocannlMap38AVX2Consts<>+1024(SB), Y10, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+1056(SB), Y8
 	VFNMADD213PD Y10, Y7, Y8
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y8, Y10
+	VFNMADD231PD ocannlMap38AVX2Consts<>+1088(SB), Y7, Y8
+	VMULPD       ocannlMap38AVX2Consts<>+1120(SB), Y8, Y8
+	VMOVUPD      ocannlMap38AVX2Consts<>+1152(SB), Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1184(SB), Y8, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1216(SB), Y8, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1248(SB), Y8, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1280(SB), Y8, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1312(SB), Y8, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1344(SB), Y8, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y10, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y8, Y10
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y10, Y8
+	VADDPD       ocannlMap38AVX2Consts<>+1440(SB), Y7, Y7
+	VPADDQ       ocannlMap38AVX2Consts<>+1472(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y9, Y7
+	VMULPD       ocannlMap38AVX2Consts<>+1024(SB), Y9, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y10
+	VMOVUPD      ocannlMap38AVX2Consts<>+1056(SB), Y10
 	VFNMADD213PD Y9, Y7, Y10
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y10, Y9
+	VFNMADD231PD ocannlMap38AVX2Consts<>+1088(SB), Y7, Y10
+	VMULPD       ocannlMap38AVX2Consts<>+1120(SB), Y10, Y10
+	VMOVUPD      ocannlMap38AVX2Consts<>+1152(SB), Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1184(SB), Y10, Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1216(SB), Y10, Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1248(SB), Y10, Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1280(SB), Y10, Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1312(SB), Y10, Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1344(SB), Y10, Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap38AVX2Consts<>+1408(SB), Y10, Y9
+	VFMADD213PD  ocannlMap38AVX2Consts<>+1376(SB), Y9, Y10
+	VADDPD       ocannlMap38AVX2Consts<>+1440(SB), Y7, Y7
+	VPADDQ       ocannlMap38AVX2Consts<>+1472(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y10, Y10
 	VMULPD       Y10, Y8, Y8
 	VDIVPD       Y5, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap38AVX2Consts<>+1376(SB), Y9
 	VSUBPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+1888(SB), Y5, Y7
 	VBLENDVPD    Y7, Y9, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap36AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y4, Y10
+	VCMPPD       $0x0d, ocannlMap38AVX2Consts<>+2752(SB), Y5, Y7
+	VBLENDVPD    Y7, ocannlMap38AVX2Consts<>+1376(SB), Y6, Y6
+	VANDPD       ocannlMap38AVX2Consts<>+1760(SB), Y4, Y10
 	VORPD        Y10, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VINSERTF128  $0x01, X1, Y3, Y3
-	VADDPS       Y3, Y0, Y0
-	VMOVUPS      Y0, (AX)
+	VCVTPD2PSY   Y6, X2
+	VINSERTF128  $0x01, X2, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
@@ -9321,247 +10808,787 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap36AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap36AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap36AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap36AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap36AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap36AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap36AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap36AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap36AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap36AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap36AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap36AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap36AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap36AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap36AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap36AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap36AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap36AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap36AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap36AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap36AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap36AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap36AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap36AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap36AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap36AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap36AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap36AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap36AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap36AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap36AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap36AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap36AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap36AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap36AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap36AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap36AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap36AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap36AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap36AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap36AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap36AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap36AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap36AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap36AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap36AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap36AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap36AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap36AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap36AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap36AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap36AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap36AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap36AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1568(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap36AVX2Consts<>+1576(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap36AVX2Consts<>+1584(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap36AVX2Consts<>+1592(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap36AVX2Consts<>+1600(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap36AVX2Consts<>+1608(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap36AVX2Consts<>+1616(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap36AVX2Consts<>+1624(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap36AVX2Consts<>+1632(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap36AVX2Consts<>+1640(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap36AVX2Consts<>+1648(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap36AVX2Consts<>+1656(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap36AVX2Consts<>+1664(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap36AVX2Consts<>+1672(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap36AVX2Consts<>+1680(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap36AVX2Consts<>+1688(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap36AVX2Consts<>+1696(SB)/8, $0xc0993ac030580563
-DATA ocannlMap36AVX2Consts<>+1704(SB)/8, $0xc0993ac030580563
-DATA ocannlMap36AVX2Consts<>+1712(SB)/8, $0xc0993ac030580563
-DATA ocannlMap36AVX2Consts<>+1720(SB)/8, $0xc0993ac030580563
-DATA ocannlMap36AVX2Consts<>+1728(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap36AVX2Consts<>+1736(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap36AVX2Consts<>+1744(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap36AVX2Consts<>+1752(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap36AVX2Consts<>+1760(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap36AVX2Consts<>+1768(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap36AVX2Consts<>+1776(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap36AVX2Consts<>+1784(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap36AVX2Consts<>+1792(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap36AVX2Consts<>+1800(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap36AVX2Consts<>+1808(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap36AVX2Consts<>+1816(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap36AVX2Consts<>+1824(SB)/8, $0x3fe4000000000000
-DATA ocannlMap36AVX2Consts<>+1832(SB)/8, $0x3fe4000000000000
-DATA ocannlMap36AVX2Consts<>+1840(SB)/8, $0x3fe4000000000000
-DATA ocannlMap36AVX2Consts<>+1848(SB)/8, $0x3fe4000000000000
-DATA ocannlMap36AVX2Consts<>+1856(SB)/8, $0x404601e678fc457b
-DATA ocannlMap36AVX2Consts<>+1864(SB)/8, $0x404601e678fc457b
-DATA ocannlMap36AVX2Consts<>+1872(SB)/8, $0x404601e678fc457b
-DATA ocannlMap36AVX2Consts<>+1880(SB)/8, $0x404601e678fc457b
-GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $1888
+DATA ocannlMap38AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap38AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap38AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap38AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap38AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap38AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap38AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap38AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap38AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap38AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap38AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap38AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap38AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap38AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap38AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap38AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap38AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap38AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap38AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap38AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap38AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap38AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap38AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap38AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap38AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap38AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap38AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap38AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap38AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap38AVX2Consts<>+928(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap38AVX2Consts<>+936(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap38AVX2Consts<>+944(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap38AVX2Consts<>+952(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap38AVX2Consts<>+960(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap38AVX2Consts<>+968(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap38AVX2Consts<>+976(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap38AVX2Consts<>+984(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap38AVX2Consts<>+992(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap38AVX2Consts<>+1000(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap38AVX2Consts<>+1008(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap38AVX2Consts<>+1016(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap38AVX2Consts<>+1024(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+1032(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+1040(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+1048(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+1056(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap38AVX2Consts<>+1064(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap38AVX2Consts<>+1072(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap38AVX2Consts<>+1080(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap38AVX2Consts<>+1088(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap38AVX2Consts<>+1096(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap38AVX2Consts<>+1104(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap38AVX2Consts<>+1112(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap38AVX2Consts<>+1120(SB)/8, $0x3fb0000000000000
+DATA ocannlMap38AVX2Consts<>+1128(SB)/8, $0x3fb0000000000000
+DATA ocannlMap38AVX2Consts<>+1136(SB)/8, $0x3fb0000000000000
+DATA ocannlMap38AVX2Consts<>+1144(SB)/8, $0x3fb0000000000000
+DATA ocannlMap38AVX2Consts<>+1152(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1160(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1168(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1176(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1184(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1192(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1200(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1208(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+1216(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+1224(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+1232(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+1240(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+1248(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+1256(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+1264(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+1272(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+1280(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+1288(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+1296(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+1304(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+1312(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+1320(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+1328(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+1336(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+1344(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+1352(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+1360(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+1368(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+1376(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+1384(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+1392(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+1400(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+1408(SB)/8, $0x4000000000000000
+DATA ocannlMap38AVX2Consts<>+1416(SB)/8, $0x4000000000000000
+DATA ocannlMap38AVX2Consts<>+1424(SB)/8, $0x4000000000000000
+DATA ocannlMap38AVX2Consts<>+1432(SB)/8, $0x4000000000000000
+DATA ocannlMap38AVX2Consts<>+1440(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+1448(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+1456(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+1464(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+1472(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+1480(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+1488(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+1496(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+1504(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap38AVX2Consts<>+1512(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap38AVX2Consts<>+1520(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap38AVX2Consts<>+1528(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap38AVX2Consts<>+1536(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap38AVX2Consts<>+1544(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap38AVX2Consts<>+1552(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap38AVX2Consts<>+1560(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap38AVX2Consts<>+1568(SB)/8, $0xc0993ac030580563
+DATA ocannlMap38AVX2Consts<>+1576(SB)/8, $0xc0993ac030580563
+DATA ocannlMap38AVX2Consts<>+1584(SB)/8, $0xc0993ac030580563
+DATA ocannlMap38AVX2Consts<>+1592(SB)/8, $0xc0993ac030580563
+DATA ocannlMap38AVX2Consts<>+1600(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap38AVX2Consts<>+1608(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap38AVX2Consts<>+1616(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap38AVX2Consts<>+1624(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap38AVX2Consts<>+1632(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap38AVX2Consts<>+1640(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap38AVX2Consts<>+1648(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap38AVX2Consts<>+1656(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap38AVX2Consts<>+1664(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap38AVX2Consts<>+1672(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap38AVX2Consts<>+1680(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap38AVX2Consts<>+1688(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap38AVX2Consts<>+1696(SB)/8, $0x3fe4000000000000
+DATA ocannlMap38AVX2Consts<>+1704(SB)/8, $0x3fe4000000000000
+DATA ocannlMap38AVX2Consts<>+1712(SB)/8, $0x3fe4000000000000
+DATA ocannlMap38AVX2Consts<>+1720(SB)/8, $0x3fe4000000000000
+DATA ocannlMap38AVX2Consts<>+1728(SB)/8, $0x404601e678fc457b
+DATA ocannlMap38AVX2Consts<>+1736(SB)/8, $0x404601e678fc457b
+DATA ocannlMap38AVX2Consts<>+1744(SB)/8, $0x404601e678fc457b
+DATA ocannlMap38AVX2Consts<>+1752(SB)/8, $0x404601e678fc457b
+DATA ocannlMap38AVX2Consts<>+1760(SB)/8, $0x8000000000000000
+DATA ocannlMap38AVX2Consts<>+1768(SB)/8, $0x8000000000000000
+DATA ocannlMap38AVX2Consts<>+1776(SB)/8, $0x8000000000000000
+DATA ocannlMap38AVX2Consts<>+1784(SB)/8, $0x8000000000000000
+DATA ocannlMap38AVX2Consts<>+1792(SB)/8, $0x0000000100000000
+DATA ocannlMap38AVX2Consts<>+1800(SB)/8, $0x0000000100000000
+DATA ocannlMap38AVX2Consts<>+1808(SB)/8, $0x0000000100000000
+DATA ocannlMap38AVX2Consts<>+1816(SB)/8, $0x0000000100000000
+DATA ocannlMap38AVX2Consts<>+1824(SB)/8, $0x3feb000000000000
+DATA ocannlMap38AVX2Consts<>+1832(SB)/8, $0x3feb000000000000
+DATA ocannlMap38AVX2Consts<>+1840(SB)/8, $0x3feb000000000000
+DATA ocannlMap38AVX2Consts<>+1848(SB)/8, $0x3feb000000000000
+DATA ocannlMap38AVX2Consts<>+1856(SB)/8, $0x0000000200000002
+DATA ocannlMap38AVX2Consts<>+1864(SB)/8, $0x0000000200000002
+DATA ocannlMap38AVX2Consts<>+1872(SB)/8, $0x0000000200000002
+DATA ocannlMap38AVX2Consts<>+1880(SB)/8, $0x0000000200000002
+DATA ocannlMap38AVX2Consts<>+1888(SB)/8, $0x3ff4000000000000
+DATA ocannlMap38AVX2Consts<>+1896(SB)/8, $0x3ff4000000000000
+DATA ocannlMap38AVX2Consts<>+1904(SB)/8, $0x3ff4000000000000
+DATA ocannlMap38AVX2Consts<>+1912(SB)/8, $0x3ff4000000000000
+DATA ocannlMap38AVX2Consts<>+1920(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap38AVX2Consts<>+1928(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap38AVX2Consts<>+1936(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap38AVX2Consts<>+1944(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap38AVX2Consts<>+1952(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+1960(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+1968(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap38AVX2Consts<>+1976(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+1984(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+1992(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap38AVX2Consts<>+2000(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap38AVX2Consts<>+2008(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap38AVX2Consts<>+2016(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+2024(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap38AVX2Consts<>+2032(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap38AVX2Consts<>+2040(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap38AVX2Consts<>+2048(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap38AVX2Consts<>+2056(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap38AVX2Consts<>+2064(SB)/8, $0xc0644cb184282266
+DATA ocannlMap38AVX2Consts<>+2072(SB)/8, $0xc083ec881375f228
+DATA ocannlMap38AVX2Consts<>+2080(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap38AVX2Consts<>+2088(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap38AVX2Consts<>+2096(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap38AVX2Consts<>+2104(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap38AVX2Consts<>+2112(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap38AVX2Consts<>+2120(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap38AVX2Consts<>+2128(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap38AVX2Consts<>+2136(SB)/8, $0xc031c209555f995a
+DATA ocannlMap38AVX2Consts<>+2144(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap38AVX2Consts<>+2152(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap38AVX2Consts<>+2160(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap38AVX2Consts<>+2168(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap38AVX2Consts<>+2176(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap38AVX2Consts<>+2184(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap38AVX2Consts<>+2192(SB)/8, $0xbf843412600d6435
+DATA ocannlMap38AVX2Consts<>+2200(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap38AVX2Consts<>+2208(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+2216(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+2224(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap38AVX2Consts<>+2232(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+2240(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+2248(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+2256(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap38AVX2Consts<>+2264(SB)/8, $0xc03670e242712d62
+DATA ocannlMap38AVX2Consts<>+2272(SB)/8, $0x0000000000000000
+DATA ocannlMap38AVX2Consts<>+2280(SB)/8, $0x3f888b545735151d
+DATA ocannlMap38AVX2Consts<>+2288(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap38AVX2Consts<>+2296(SB)/8, $0x407da874e79fe763
+DATA ocannlMap38AVX2Consts<>+2304(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap38AVX2Consts<>+2312(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap38AVX2Consts<>+2320(SB)/8, $0x407ad02157700314
+DATA ocannlMap38AVX2Consts<>+2328(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap38AVX2Consts<>+2336(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap38AVX2Consts<>+2344(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap38AVX2Consts<>+2352(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap38AVX2Consts<>+2360(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap38AVX2Consts<>+2368(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap38AVX2Consts<>+2376(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap38AVX2Consts<>+2384(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap38AVX2Consts<>+2392(SB)/8, $0x409802eb189d5118
+DATA ocannlMap38AVX2Consts<>+2400(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap38AVX2Consts<>+2408(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap38AVX2Consts<>+2416(SB)/8, $0x4061350c526ae721
+DATA ocannlMap38AVX2Consts<>+2424(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap38AVX2Consts<>+2432(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap38AVX2Consts<>+2440(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap38AVX2Consts<>+2448(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap38AVX2Consts<>+2456(SB)/8, $0x403e568b261d5190
+DATA ocannlMap38AVX2Consts<>+2464(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2472(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2480(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2488(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2496(SB)/8, $0x3e30000000000000
+DATA ocannlMap38AVX2Consts<>+2504(SB)/8, $0x3e30000000000000
+DATA ocannlMap38AVX2Consts<>+2512(SB)/8, $0x3e30000000000000
+DATA ocannlMap38AVX2Consts<>+2520(SB)/8, $0x3e30000000000000
+DATA ocannlMap38AVX2Consts<>+2528(SB)/8, $0x4020000000000000
+DATA ocannlMap38AVX2Consts<>+2536(SB)/8, $0x4020000000000000
+DATA ocannlMap38AVX2Consts<>+2544(SB)/8, $0x4020000000000000
+DATA ocannlMap38AVX2Consts<>+2552(SB)/8, $0x4020000000000000
+DATA ocannlMap38AVX2Consts<>+2560(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2568(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2576(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2584(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap38AVX2Consts<>+2592(SB)/8, $0x3fc0000000000000
+DATA ocannlMap38AVX2Consts<>+2600(SB)/8, $0x3fc0000000000000
+DATA ocannlMap38AVX2Consts<>+2608(SB)/8, $0x3fc0000000000000
+DATA ocannlMap38AVX2Consts<>+2616(SB)/8, $0x3fc0000000000000
+DATA ocannlMap38AVX2Consts<>+2624(SB)/8, $0x0080000000000000
+DATA ocannlMap38AVX2Consts<>+2632(SB)/8, $0x0080000000000000
+DATA ocannlMap38AVX2Consts<>+2640(SB)/8, $0x0080000000000000
+DATA ocannlMap38AVX2Consts<>+2648(SB)/8, $0x0080000000000000
+DATA ocannlMap38AVX2Consts<>+2656(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap38AVX2Consts<>+2664(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap38AVX2Consts<>+2672(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap38AVX2Consts<>+2680(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap38AVX2Consts<>+2688(SB)/8, $0xffffffff00000000
+DATA ocannlMap38AVX2Consts<>+2696(SB)/8, $0xffffffff00000000
+DATA ocannlMap38AVX2Consts<>+2704(SB)/8, $0xffffffff00000000
+DATA ocannlMap38AVX2Consts<>+2712(SB)/8, $0xffffffff00000000
+DATA ocannlMap38AVX2Consts<>+2720(SB)/8, $0x3fe2000000000000
+DATA ocannlMap38AVX2Consts<>+2728(SB)/8, $0x3fe2000000000000
+DATA ocannlMap38AVX2Consts<>+2736(SB)/8, $0x3fe2000000000000
+DATA ocannlMap38AVX2Consts<>+2744(SB)/8, $0x3fe2000000000000
+DATA ocannlMap38AVX2Consts<>+2752(SB)/8, $0x4018000000000000
+DATA ocannlMap38AVX2Consts<>+2760(SB)/8, $0x4018000000000000
+DATA ocannlMap38AVX2Consts<>+2768(SB)/8, $0x4018000000000000
+DATA ocannlMap38AVX2Consts<>+2776(SB)/8, $0x4018000000000000
+GLOBL ocannlMap38AVX2Consts<>(SB), RODATA|NOPTR, $2784
 
-// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS      (CX), Y1
+	VANDPS       ocannlMap39AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap39AVX2Consts<>+32(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VADDPS       ocannlMap39AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap39AVX2Consts<>+96(SB), Y4
+	VDIVPS       Y3, Y4, Y4
+	VSUBPS       ocannlMap39AVX2Consts<>+64(SB), Y2, Y3
+	VMULPS       Y4, Y3, Y3
+	VMOVUPD      ocannlMap39AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap39AVX2Consts<>+448(SB), Y3, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y2, Y3
+	VMOVUPS      Y3, Y4
+	VFMSUB231PS  Y2, Y2, Y4
+	VMULPS       ocannlMap39AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap39AVX2Consts<>+512(SB), Y2
+	VMAXPS       Y3, Y2, Y2
+	VMOVUPD      ocannlMap39AVX2Consts<>+544(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VMULPS       ocannlMap39AVX2Consts<>+576(SB), Y2, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS ocannlMap39AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap39AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap39AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap39AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap39AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap39AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap39AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap39AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap39AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap39AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap39AVX2Consts<>+832(SB), Y3, Y2
+	VROUNDPS     $0x01, Y2, Y2
+	VSUBPS       Y2, Y3, Y3
+	VADDPS       ocannlMap39AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap39AVX2Consts<>+896(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y6, Y6
+	VADDPS       ocannlMap39AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap39AVX2Consts<>+896(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y3, Y6, Y6
+	VMULPS       ocannlMap39AVX2Consts<>+480(SB), Y4, Y4
+	VFMADD231PS  Y6, Y4, Y6
+	VMULPS       Y5, Y6, Y6
+	VMOVUPD      ocannlMap39AVX2Consts<>+96(SB), Y2
+	VSUBPS       Y6, Y2, Y2
+	VCMPPS       $0x01, Y0, Y1, Y3
+	VBLENDVPS    Y3, Y6, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap39AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap39AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap39AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap39AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap39AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap39AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap39AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap39AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap39AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap39AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap39AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap39AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap39AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap39AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap39AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap39AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap39AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap39AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap39AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap39AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap39AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap39AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap39AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap39AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap39AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap39AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap39AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap39AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap39AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap39AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap39AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap39AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap39AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap39AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap39AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap39AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap39AVX2Consts<>(SB), RODATA|NOPTR, $928
+
+// func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9571,381 +11598,381 @@ TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMULPD       ocannlMap37AVX2Consts<>+0(SB), Y0, Y1
-	VANDPD       ocannlMap37AVX2Consts<>+32(SB), Y1, Y1
-	VMOVUPD      ocannlMap37AVX2Consts<>+64(SB), Y2
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+96(SB), Y1, Y3
-	VANDPD       ocannlMap37AVX2Consts<>+128(SB), Y3, Y3
+	VMULPD       ocannlMap40AVX2Consts<>+0(SB), Y0, Y1
+	VANDPD       ocannlMap40AVX2Consts<>+32(SB), Y1, Y1
+	VMOVUPD      ocannlMap40AVX2Consts<>+64(SB), Y2
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+96(SB), Y1, Y3
+	VANDPD       ocannlMap40AVX2Consts<>+128(SB), Y3, Y3
 	VPADDQ       Y3, Y2, Y2
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+160(SB), Y1, Y3
-	VANDPD       ocannlMap37AVX2Consts<>+128(SB), Y3, Y3
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+160(SB), Y1, Y3
+	VANDPD       ocannlMap40AVX2Consts<>+128(SB), Y3, Y3
 	VPADDQ       Y3, Y2, Y2
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+192(SB), Y1, Y3
-	VANDPD       ocannlMap37AVX2Consts<>+128(SB), Y3, Y3
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+192(SB), Y1, Y3
+	VANDPD       ocannlMap40AVX2Consts<>+128(SB), Y3, Y3
 	VPADDQ       Y3, Y2, Y2
 	VMULPD       Y1, Y1, Y5
-	VSUBPD       ocannlMap37AVX2Consts<>+224(SB), Y1, Y4
-	VCMPPD       $0x01, ocannlMap37AVX2Consts<>+96(SB), Y1, Y3
+	VSUBPD       ocannlMap40AVX2Consts<>+224(SB), Y1, Y4
+	VCMPPD       $0x01, ocannlMap40AVX2Consts<>+96(SB), Y1, Y3
 	VBLENDVPD    Y3, Y5, Y4, Y4
-	VMOVUPD      ocannlMap37AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap40AVX2Consts<>+224(SB), Y6
 	VDIVPD       Y5, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+160(SB), Y1, Y3
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+160(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y4, Y4
-	VPERMPS      ocannlMap37AVX2Consts<>+256(SB), Y2, Y5
+	VPERMPS      ocannlMap40AVX2Consts<>+256(SB), Y2, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+288(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+288(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+320(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+320(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+352(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+352(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+384(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+384(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+416(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+416(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+448(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+448(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+480(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+480(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+512(SB), Y2, Y6
+	VPERMPS      ocannlMap40AVX2Consts<>+512(SB), Y2, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+544(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+544(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+576(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+576(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+608(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+608(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+640(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+640(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+672(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+672(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+704(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+704(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+736(SB), Y2, Y3
+	VPERMPS      ocannlMap40AVX2Consts<>+736(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+224(SB), Y6, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+224(SB), Y6, Y6
 	VDIVPD       Y6, Y5, Y5
 	VMULPD       Y1, Y5, Y2
 	VADDPD       Y1, Y2, Y2
-	VMULPD       ocannlMap37AVX2Consts<>+768(SB), Y1, Y6
+	VMULPD       ocannlMap40AVX2Consts<>+768(SB), Y1, Y6
 	VADDPD       Y1, Y6, Y6
-	VCMPPD       $0x01, ocannlMap37AVX2Consts<>+800(SB), Y1, Y3
+	VCMPPD       $0x01, ocannlMap40AVX2Consts<>+800(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y2, Y2
-	VMULPD       ocannlMap37AVX2Consts<>+832(SB), Y1, Y6
-	VMULPD       ocannlMap37AVX2Consts<>+864(SB), Y1, Y4
+	VMULPD       ocannlMap40AVX2Consts<>+832(SB), Y1, Y6
+	VMULPD       ocannlMap40AVX2Consts<>+864(SB), Y1, Y4
 	VADDPD       Y4, Y6, Y6
-	VMULPD       ocannlMap37AVX2Consts<>+896(SB), Y6, Y6
-	VCMPPD       $0x01, ocannlMap37AVX2Consts<>+928(SB), Y1, Y3
+	VMULPD       ocannlMap40AVX2Consts<>+896(SB), Y6, Y6
+	VCMPPD       $0x01, ocannlMap40AVX2Consts<>+928(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y2, Y2
-	VADDPD       ocannlMap37AVX2Consts<>+960(SB), Y5, Y6
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+96(SB), Y1, Y3
+	VADDPD       ocannlMap40AVX2Consts<>+960(SB), Y5, Y6
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+96(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y2, Y2
-	VANDPD       ocannlMap37AVX2Consts<>+992(SB), Y1, Y3
+	VANDPD       ocannlMap40AVX2Consts<>+992(SB), Y1, Y3
 	VMULPD       Y3, Y3, Y6
-	VXORPD       ocannlMap37AVX2Consts<>+1024(SB), Y6, Y6
-	VSUBPD       ocannlMap37AVX2Consts<>+1056(SB), Y6, Y6
+	VXORPD       ocannlMap40AVX2Consts<>+1024(SB), Y6, Y6
+	VSUBPD       ocannlMap40AVX2Consts<>+1056(SB), Y6, Y6
 	VSUBPD       Y1, Y3, Y4
 	VADDPD       Y1, Y3, Y3
 	VMULPD       Y3, Y4, Y4
 	VADDPD       Y5, Y4, Y4
-	VMULPD       ocannlMap37AVX2Consts<>+1088(SB), Y6, Y3
+	VMULPD       ocannlMap40AVX2Consts<>+1088(SB), Y6, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VMOVUPD      ocannlMap37AVX2Consts<>+1120(SB), Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1120(SB), Y5
 	VFNMADD213PD Y6, Y3, Y5
-	VFNMADD231PD ocannlMap37AVX2Consts<>+1152(SB), Y3, Y5
-	VMULPD       ocannlMap37AVX2Consts<>+1184(SB), Y5, Y5
-	VMOVUPD      ocannlMap37AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1248(SB), Y5, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1280(SB), Y5, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1312(SB), Y5, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1344(SB), Y5, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1376(SB), Y5, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1408(SB), Y5, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y5, Y6
+	VFNMADD231PD ocannlMap40AVX2Consts<>+1152(SB), Y3, Y5
+	VMULPD       ocannlMap40AVX2Consts<>+1184(SB), Y5, Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1248(SB), Y5, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1280(SB), Y5, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1312(SB), Y5, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1344(SB), Y5, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1376(SB), Y5, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1408(SB), Y5, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y6, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1472(SB), Y3, Y3
-	VPADDQ       ocannlMap37AVX2Consts<>+1504(SB), Y3, Y3
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y6, Y5
+	VADDPD       ocannlMap40AVX2Consts<>+1472(SB), Y3, Y3
+	VPADDQ       ocannlMap40AVX2Consts<>+1504(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y5, Y5
-	VMULPD       ocannlMap37AVX2Consts<>+1088(SB), Y4, Y3
+	VMULPD       ocannlMap40AVX2Consts<>+1088(SB), Y4, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VMOVUPD      ocannlMap37AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap40AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y4, Y3, Y6
-	VFNMADD231PD ocannlMap37AVX2Consts<>+1152(SB), Y3, Y6
-	VMULPD       ocannlMap37AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap37AVX2Consts<>+1216(SB), Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1248(SB), Y6, Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1280(SB), Y6, Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1312(SB), Y6, Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1344(SB), Y6, Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1376(SB), Y6, Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1408(SB), Y6, Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y6, Y4
+	VFNMADD231PD ocannlMap40AVX2Consts<>+1152(SB), Y3, Y6
+	VMULPD       ocannlMap40AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap40AVX2Consts<>+1216(SB), Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1248(SB), Y6, Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1280(SB), Y6, Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1312(SB), Y6, Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1344(SB), Y6, Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1376(SB), Y6, Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1408(SB), Y6, Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y6, Y4
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y6, Y4
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y6, Y4
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y6, Y4
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y4, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+1472(SB), Y3, Y3
-	VPADDQ       ocannlMap37AVX2Consts<>+1504(SB), Y3, Y3
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y6, Y4
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y4, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1472(SB), Y3, Y3
+	VPADDQ       ocannlMap40AVX2Consts<>+1504(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y6, Y6
 	VMULPD       Y6, Y5, Y5
 	VDIVPD       Y1, Y5, Y5
-	VMOVUPD      ocannlMap37AVX2Consts<>+224(SB), Y4
+	VMOVUPD      ocannlMap40AVX2Consts<>+224(SB), Y4
 	VSUBPD       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+160(SB), Y1, Y3
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+160(SB), Y1, Y3
 	VBLENDVPD    Y3, Y4, Y2, Y2
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+1536(SB), Y1, Y3
-	VBLENDVPD    Y3, ocannlMap37AVX2Consts<>+224(SB), Y2, Y2
-	VANDPD       ocannlMap37AVX2Consts<>+1024(SB), Y0, Y6
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+1536(SB), Y1, Y3
+	VBLENDVPD    Y3, ocannlMap40AVX2Consts<>+224(SB), Y2, Y2
+	VANDPD       ocannlMap40AVX2Consts<>+1024(SB), Y0, Y6
 	VORPD        Y6, Y2, Y2
-	VADDPD       ocannlMap37AVX2Consts<>+224(SB), Y2, Y2
-	VMULPD       ocannlMap37AVX2Consts<>+1408(SB), Y0, Y1
+	VADDPD       ocannlMap40AVX2Consts<>+224(SB), Y2, Y2
+	VMULPD       ocannlMap40AVX2Consts<>+1408(SB), Y0, Y1
 	VMULPD       Y2, Y1, Y1
 	VMOVUPS      (DX), Y0
-	VMULPD       ocannlMap37AVX2Consts<>+1568(SB), Y0, Y2
+	VMULPD       ocannlMap40AVX2Consts<>+1568(SB), Y0, Y2
 	VMULPD       Y0, Y2, Y2
 	VMULPD       Y0, Y2, Y2
 	VADDPD       Y2, Y0, Y2
-	VMULPD       ocannlMap37AVX2Consts<>+1600(SB), Y2, Y2
-	VANDPD       ocannlMap37AVX2Consts<>+32(SB), Y2, Y2
+	VMULPD       ocannlMap40AVX2Consts<>+1600(SB), Y2, Y2
+	VANDPD       ocannlMap40AVX2Consts<>+32(SB), Y2, Y2
 	VADDPD       Y2, Y2, Y3
-	VMULPD       ocannlMap37AVX2Consts<>+1088(SB), Y3, Y4
+	VMULPD       ocannlMap40AVX2Consts<>+1088(SB), Y3, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap37AVX2Consts<>+1120(SB), Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1120(SB), Y5
 	VFNMADD213PD Y3, Y4, Y5
-	VFNMADD231PD ocannlMap37AVX2Consts<>+1152(SB), Y4, Y5
-	VMULPD       ocannlMap37AVX2Consts<>+1184(SB), Y5, Y5
-	VMOVUPD      ocannlMap37AVX2Consts<>+1216(SB), Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1248(SB), Y5, Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1280(SB), Y5, Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1312(SB), Y5, Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1344(SB), Y5, Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1376(SB), Y5, Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1408(SB), Y5, Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y5, Y3
+	VFNMADD231PD ocannlMap40AVX2Consts<>+1152(SB), Y4, Y5
+	VMULPD       ocannlMap40AVX2Consts<>+1184(SB), Y5, Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1216(SB), Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1248(SB), Y5, Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1280(SB), Y5, Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1312(SB), Y5, Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1344(SB), Y5, Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1376(SB), Y5, Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1408(SB), Y5, Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y3
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y3
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y3
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y3
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y3, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap37AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y3
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y3, Y5
+	VADDPD       ocannlMap40AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap40AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+224(SB), Y5, Y5
-	VMOVUPD      ocannlMap37AVX2Consts<>+1440(SB), Y3
+	VADDPD       ocannlMap40AVX2Consts<>+224(SB), Y5, Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1440(SB), Y3
 	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap37AVX2Consts<>+224(SB), Y4
+	VMOVUPD      ocannlMap40AVX2Consts<>+224(SB), Y4
 	VSUBPD       Y3, Y4, Y4
 	VMULPD       Y2, Y2, Y3
-	VMOVUPD      ocannlMap37AVX2Consts<>+1632(SB), Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1632(SB), Y5
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1664(SB), Y5, Y5
+	VADDPD       ocannlMap40AVX2Consts<>+1664(SB), Y5, Y5
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1696(SB), Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1728(SB), Y3, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1696(SB), Y5, Y5
+	VADDPD       ocannlMap40AVX2Consts<>+1728(SB), Y3, Y6
 	VMULPD       Y3, Y6, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+1760(SB), Y6, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1760(SB), Y6, Y6
 	VMULPD       Y3, Y6, Y6
-	VADDPD       ocannlMap37AVX2Consts<>+1792(SB), Y6, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1792(SB), Y6, Y6
 	VMULPD       Y2, Y3, Y3
 	VMULPD       Y5, Y3, Y3
 	VDIVPD       Y6, Y3, Y3
 	VADDPD       Y2, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+1824(SB), Y2, Y5
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+1824(SB), Y2, Y5
 	VBLENDVPD    Y5, Y4, Y3, Y3
-	VCMPPD       $0x0e, ocannlMap37AVX2Consts<>+1856(SB), Y2, Y5
-	VBLENDVPD    Y5, ocannlMap37AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap37AVX2Consts<>+1024(SB), Y0, Y2
+	VCMPPD       $0x0e, ocannlMap40AVX2Consts<>+1856(SB), Y2, Y5
+	VBLENDVPD    Y5, ocannlMap40AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap40AVX2Consts<>+1024(SB), Y0, Y2
 	VORPD        Y2, Y3, Y3
-	VADDPD       ocannlMap37AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap37AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap40AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap40AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VADDPD       Y2, Y1, Y0
 	VMOVUPS      (CX), Y1
-	VANDPD       ocannlMap37AVX2Consts<>+32(SB), Y1, Y2
-	VMOVUPD      ocannlMap37AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap37AVX2Consts<>+128(SB), Y4, Y4
+	VANDPD       ocannlMap40AVX2Consts<>+32(SB), Y1, Y2
+	VMOVUPD      ocannlMap40AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap40AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap37AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap40AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap37AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap40AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y5
-	VSUBPD       ocannlMap37AVX2Consts<>+224(SB), Y2, Y6
-	VCMPPD       $0x01, ocannlMap37AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap40AVX2Consts<>+224(SB), Y2, Y6
+	VCMPPD       $0x01, ocannlMap40AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y6, Y6
-	VMOVUPD      ocannlMap37AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap40AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y5, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y6, Y6
-	VPERMPS      ocannlMap37AVX2Consts<>+256(SB), Y3, Y5
+	VPERMPS      ocannlMap40AVX2Consts<>+256(SB), Y3, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap37AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap40AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap37AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap37AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap37AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap37AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap37AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap37AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap37AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap40AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap37AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap40AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y5, Y5
 	VMULPD       Y2, Y5, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap37AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap40AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap37AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap40AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap37AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap37AVX2Consts<>+864(SB), Y2, Y6
+	VMULPD       ocannlMap40AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap40AVX2Consts<>+864(SB), Y2, Y6
 	VADDPD       Y6, Y7, Y7
-	VMULPD       ocannlMap37AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap37AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap40AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap40AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap37AVX2Consts<>+960(SB), Y5, Y7
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap40AVX2Consts<>+960(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap37AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap40AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap37AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap37AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap40AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap40AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y6
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y6, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap37AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap40AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap37AVX2Consts<>+1120(SB), Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1120(SB), Y5
 	VFNMADD213PD Y7, Y4, Y5
-	VFNMADD231PD ocannlMap37AVX2Consts<>+1152(SB), Y4, Y5
-	VMULPD       ocannlMap37AVX2Consts<>+1184(SB), Y5, Y5
-	VMOVUPD      ocannlMap37AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1248(SB), Y5, Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1280(SB), Y5, Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1312(SB), Y5, Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1344(SB), Y5, Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1376(SB), Y5, Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1408(SB), Y5, Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y5, Y7
+	VFNMADD231PD ocannlMap40AVX2Consts<>+1152(SB), Y4, Y5
+	VMULPD       ocannlMap40AVX2Consts<>+1184(SB), Y5, Y5
+	VMOVUPD      ocannlMap40AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1248(SB), Y5, Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1280(SB), Y5, Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1312(SB), Y5, Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1344(SB), Y5, Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1376(SB), Y5, Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1408(SB), Y5, Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y7
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y7
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y7
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y5, Y7
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y7, Y5
-	VADDPD       ocannlMap37AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap37AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y5, Y7
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y7, Y5
+	VADDPD       ocannlMap40AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap40AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y5, Y5
-	VMULPD       ocannlMap37AVX2Consts<>+1088(SB), Y6, Y4
+	VMULPD       ocannlMap40AVX2Consts<>+1088(SB), Y6, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap37AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap40AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y6, Y4, Y7
-	VFNMADD231PD ocannlMap37AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap37AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap37AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1248(SB), Y7, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1280(SB), Y7, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1312(SB), Y7, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1344(SB), Y7, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1376(SB), Y7, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+1408(SB), Y7, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y7, Y6
+	VFNMADD231PD ocannlMap40AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap40AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap40AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1248(SB), Y7, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1280(SB), Y7, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1312(SB), Y7, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1344(SB), Y7, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1376(SB), Y7, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+1408(SB), Y7, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y7, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y7, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y7, Y6
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap37AVX2Consts<>+1440(SB), Y7, Y6
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y6, Y7
-	VADDPD       ocannlMap37AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap37AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap40AVX2Consts<>+1440(SB), Y7, Y6
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y6, Y7
+	VADDPD       ocannlMap40AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap40AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y5, Y5
 	VDIVPD       Y2, Y5, Y5
-	VMOVUPD      ocannlMap37AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap40AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y5, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap37AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap37AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap37AVX2Consts<>+1024(SB), Y1, Y7
+	VCMPPD       $0x0d, ocannlMap40AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap40AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap40AVX2Consts<>+1024(SB), Y1, Y7
 	VORPD        Y7, Y3, Y3
 	VADDPD       Y3, Y0, Y0
 	VMOVUPS      Y0, (AX)
@@ -9957,243 +11984,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap37AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap37AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap37AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap37AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap37AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap37AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap37AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap37AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap37AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap37AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap37AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap37AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap37AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap37AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap37AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap37AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap37AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap37AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap37AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap37AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap37AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap37AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap37AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap37AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap37AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap37AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap37AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap37AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap37AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap37AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap37AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap37AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap37AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap37AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap37AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap37AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap37AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap37AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap37AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap37AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap37AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap37AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap37AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap37AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap37AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap37AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap37AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap37AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap37AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap37AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap37AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap37AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap37AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap37AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap37AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap37AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap37AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap37AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap37AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap37AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap37AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap37AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap37AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap37AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap37AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap37AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap37AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap37AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap37AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap37AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap37AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap37AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap37AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap37AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap37AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap37AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap37AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap37AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap37AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap37AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap37AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap37AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap37AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap37AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap37AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap37AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap37AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap37AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap37AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap37AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap37AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap37AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap37AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap37AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap37AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap37AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap37AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap37AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap37AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap37AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap37AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap37AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap37AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap37AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap37AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap37AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap37AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap37AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap37AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap37AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap37AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap37AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap37AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap37AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap37AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap37AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap37AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap37AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap37AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap37AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap37AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap37AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap37AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap37AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap37AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap37AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap37AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap37AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap37AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap37AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap37AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap37AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap37AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap37AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap37AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap37AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap37AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap37AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap37AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap37AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap37AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap37AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap37AVX2Consts<>+1568(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap37AVX2Consts<>+1576(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap37AVX2Consts<>+1584(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap37AVX2Consts<>+1592(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap37AVX2Consts<>+1600(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap37AVX2Consts<>+1608(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap37AVX2Consts<>+1616(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap37AVX2Consts<>+1624(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap37AVX2Consts<>+1632(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap37AVX2Consts<>+1640(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap37AVX2Consts<>+1648(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap37AVX2Consts<>+1656(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap37AVX2Consts<>+1664(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap37AVX2Consts<>+1672(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap37AVX2Consts<>+1680(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap37AVX2Consts<>+1688(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap37AVX2Consts<>+1696(SB)/8, $0xc0993ac030580563
-DATA ocannlMap37AVX2Consts<>+1704(SB)/8, $0xc0993ac030580563
-DATA ocannlMap37AVX2Consts<>+1712(SB)/8, $0xc0993ac030580563
-DATA ocannlMap37AVX2Consts<>+1720(SB)/8, $0xc0993ac030580563
-DATA ocannlMap37AVX2Consts<>+1728(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap37AVX2Consts<>+1736(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap37AVX2Consts<>+1744(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap37AVX2Consts<>+1752(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap37AVX2Consts<>+1760(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap37AVX2Consts<>+1768(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap37AVX2Consts<>+1776(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap37AVX2Consts<>+1784(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap37AVX2Consts<>+1792(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap37AVX2Consts<>+1800(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap37AVX2Consts<>+1808(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap37AVX2Consts<>+1816(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap37AVX2Consts<>+1824(SB)/8, $0x3fe4000000000000
-DATA ocannlMap37AVX2Consts<>+1832(SB)/8, $0x3fe4000000000000
-DATA ocannlMap37AVX2Consts<>+1840(SB)/8, $0x3fe4000000000000
-DATA ocannlMap37AVX2Consts<>+1848(SB)/8, $0x3fe4000000000000
-DATA ocannlMap37AVX2Consts<>+1856(SB)/8, $0x404601e678fc457b
-DATA ocannlMap37AVX2Consts<>+1864(SB)/8, $0x404601e678fc457b
-DATA ocannlMap37AVX2Consts<>+1872(SB)/8, $0x404601e678fc457b
-DATA ocannlMap37AVX2Consts<>+1880(SB)/8, $0x404601e678fc457b
-GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $1888
+DATA ocannlMap40AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap40AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap40AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap40AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap40AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap40AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap40AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap40AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap40AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap40AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap40AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap40AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap40AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap40AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap40AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap40AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap40AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap40AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap40AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap40AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap40AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap40AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap40AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap40AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap40AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap40AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap40AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap40AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap40AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap40AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap40AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap40AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap40AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap40AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap40AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap40AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap40AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap40AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap40AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap40AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap40AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap40AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap40AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap40AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap40AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap40AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap40AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap40AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap40AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap40AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap40AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap40AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap40AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap40AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap40AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap40AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap40AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap40AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap40AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap40AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap40AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap40AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap40AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap40AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap40AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap40AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap40AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap40AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap40AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap40AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap40AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap40AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap40AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap40AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap40AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap40AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap40AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap40AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap40AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap40AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap40AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap40AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap40AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap40AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap40AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap40AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap40AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap40AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap40AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap40AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap40AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap40AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap40AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap40AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap40AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap40AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap40AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap40AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap40AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap40AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap40AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap40AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap40AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap40AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap40AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap40AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap40AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap40AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap40AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap40AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap40AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap40AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap40AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap40AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap40AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap40AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap40AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap40AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap40AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap40AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap40AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap40AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap40AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap40AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap40AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap40AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap40AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap40AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap40AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap40AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap40AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap40AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap40AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap40AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap40AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap40AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap40AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap40AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap40AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap40AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap40AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap40AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+DATA ocannlMap40AVX2Consts<>+1568(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap40AVX2Consts<>+1576(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap40AVX2Consts<>+1584(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap40AVX2Consts<>+1592(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap40AVX2Consts<>+1600(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap40AVX2Consts<>+1608(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap40AVX2Consts<>+1616(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap40AVX2Consts<>+1624(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap40AVX2Consts<>+1632(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap40AVX2Consts<>+1640(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap40AVX2Consts<>+1648(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap40AVX2Consts<>+1656(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap40AVX2Consts<>+1664(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap40AVX2Consts<>+1672(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap40AVX2Consts<>+1680(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap40AVX2Consts<>+1688(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap40AVX2Consts<>+1696(SB)/8, $0xc0993ac030580563
+DATA ocannlMap40AVX2Consts<>+1704(SB)/8, $0xc0993ac030580563
+DATA ocannlMap40AVX2Consts<>+1712(SB)/8, $0xc0993ac030580563
+DATA ocannlMap40AVX2Consts<>+1720(SB)/8, $0xc0993ac030580563
+DATA ocannlMap40AVX2Consts<>+1728(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap40AVX2Consts<>+1736(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap40AVX2Consts<>+1744(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap40AVX2Consts<>+1752(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap40AVX2Consts<>+1760(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap40AVX2Consts<>+1768(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap40AVX2Consts<>+1776(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap40AVX2Consts<>+1784(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap40AVX2Consts<>+1792(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap40AVX2Consts<>+1800(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap40AVX2Consts<>+1808(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap40AVX2Consts<>+1816(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap40AVX2Consts<>+1824(SB)/8, $0x3fe4000000000000
+DATA ocannlMap40AVX2Consts<>+1832(SB)/8, $0x3fe4000000000000
+DATA ocannlMap40AVX2Consts<>+1840(SB)/8, $0x3fe4000000000000
+DATA ocannlMap40AVX2Consts<>+1848(SB)/8, $0x3fe4000000000000
+DATA ocannlMap40AVX2Consts<>+1856(SB)/8, $0x404601e678fc457b
+DATA ocannlMap40AVX2Consts<>+1864(SB)/8, $0x404601e678fc457b
+DATA ocannlMap40AVX2Consts<>+1872(SB)/8, $0x404601e678fc457b
+DATA ocannlMap40AVX2Consts<>+1880(SB)/8, $0x404601e678fc457b
+GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $1888
 
 // func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -10701,9 +12728,70 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	MOVQ         $0x0000007f, BX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          grp1
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-16384, CX
+	ADDQ         $-16384, DX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10753,9 +12841,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10778,9 +12866,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
@@ -10872,9 +12960,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float64, x0 *float64)
+// func ocannlReduce14AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+24(SB), Y0
@@ -10916,9 +13004,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
@@ -10970,9 +13058,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+24(SB), Y0

@@ -119,14 +119,12 @@ func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 cal
 func ocannlMap16AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0, x1 *float32) {
+func ocannlMap17AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
 }
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
-}
+func ocannlMap18AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX512(c, x0, x1 *float32) {
@@ -134,28 +132,41 @@ func ocannlMap19AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap20AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
 }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+func ocannlMap21AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
+}
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+func ocannlMap22AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+}
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
 
-// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+
+// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap35AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
-// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
 }
+
+// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -243,27 +254,29 @@ func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called 
 func ocannlMap16AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap17AVX2 called without assembly")
+}
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap20AVX2 called without assembly")
-}
+func ocannlMap20AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap22AVX2 called without assembly")
+}
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
@@ -290,22 +303,31 @@ func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called 
 func ocannlMap31AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+
+// ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+
+// ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+
+// ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap40AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float32) {
@@ -358,7 +380,7 @@ func ocannlReduce9AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX512(c, x0 *float32) {
+func ocannlReduce10AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
 }
 
@@ -373,18 +395,23 @@ func ocannlReduce12AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX512(c, x0 *float64) {
+func ocannlReduce13AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
 }
 
 // ocannlReduce14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX512(c, x0 *float32) {
+func ocannlReduce14AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce14AVX512 called without assembly")
 }
 
 // ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce15AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
+}
+
+// ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
 }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
@@ -436,7 +463,7 @@ func ocannlReduce9AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX2(c, x0 *float32) {
+func ocannlReduce10AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }
 
@@ -451,16 +478,21 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0 *float64) {
+func ocannlReduce13AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0 *float32) {
+func ocannlReduce14AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce15AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
+}
+
+// ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }

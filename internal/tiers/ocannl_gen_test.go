@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "54bfb17e2102d4834be1b79adb89b41ad7dce5a75f9d8568c0715dc213476007"
+const ocannlDirectives = "e41449ffc551f5bfa403b471d6315e3864f09a436c0242408b2eb5f5971bbf6e"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

@@ -115,7 +115,18 @@ func kernels() []kernel {
 		k("ExactWideF64", ExactWideF64, famExact),
 		k("Gelus", Gelus, famExact),
 		k("GelusF64", GelusF64, famExact),
+		k("Gelu", Gelu, famExact),
+		k("GeluBackward", geluBackward, famExact),
 	}
+}
+
+// geluBackward runs GeluNet's Backward at x with the loss's weights r:
+// x's gradient r * gelu_grad(x) into grad.
+func geluBackward(x *[4096]float32, r *[16][256]float32, grad *[4096]float32) {
+	m := new(GeluNet)
+	m.Params.X = *x
+	m.Backward(r)
+	*grad = m.Grads.X
 }
 
 // poolBackward runs Pool's Backward on the image img and weights r: the
