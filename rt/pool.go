@@ -82,6 +82,9 @@ type Pool struct {
 	backoff      atomic.Int64
 	lastStraggle atomic.Int64
 	absent       int // nests in a row the worker took no part of (under mu)
+	// events are the times (since t0; 0: none) of the last two
+	// stragglers or absent-worker runs, under mu: see straggleEvents.
+	events [straggleEvents - 1]int64
 
 	stats poolCounters // see Stats
 }
@@ -96,8 +99,10 @@ type PoolStats struct {
 	// Nests is how many nests ran on the workers; SerialRegions how many
 	// regions (and Runs) ran on the caller alone because the pool was
 	// backing off after a straggler (SetStraggleBackoff), SerialNests how
-	// many nests of a held region did, Backoffs how many back-offs began.
-	Nests, SerialRegions, SerialNests, Backoffs int64
+	// many nests of a held region did, Stalls how many stalls were seen
+	// (a straggler's barrier wait, or nests in a row whose every part
+	// the caller ran), Backoffs how many back-offs they began.
+	Nests, SerialRegions, SerialNests, Stalls, Backoffs int64
 	// CallerParts and WorkerParts are the parts the caller and the
 	// workers ran; CallerNests the nests whose every part the caller ran
 	// (no worker came in time).
@@ -111,7 +116,7 @@ type PoolStats struct {
 // poolCounters are PoolStats' counts, updated atomically.
 type poolCounters struct {
 	nests, serialRegions, backoffs      atomic.Int64
-	serialNests                         atomic.Int64
+	serialNests, stalls                 atomic.Int64
 	callerParts, workerParts, callerAll atomic.Int64
 	wakes, waitNanos                    atomic.Int64
 }
@@ -124,7 +129,7 @@ func (p *Pool) Stats() PoolStats {
 	}
 	c := &p.stats
 	return PoolStats{
-		Nests: c.nests.Load(), SerialRegions: c.serialRegions.Load(), SerialNests: c.serialNests.Load(), Backoffs: c.backoffs.Load(),
+		Nests: c.nests.Load(), SerialRegions: c.serialRegions.Load(), SerialNests: c.serialNests.Load(), Stalls: c.stalls.Load(), Backoffs: c.backoffs.Load(),
 		CallerParts: c.callerParts.Load(), WorkerParts: c.workerParts.Load(), CallerNests: c.callerAll.Load(),
 		Wakes: c.wakes.Load(), WaitNanos: c.waitNanos.Load(),
 	}
@@ -136,7 +141,7 @@ func (p *Pool) ResetStats() {
 		p = DefaultPool()
 	}
 	c := &p.stats
-	for _, v := range []*atomic.Int64{&c.nests, &c.serialRegions, &c.serialNests, &c.backoffs, &c.callerParts, &c.workerParts, &c.callerAll, &c.wakes, &c.waitNanos} {
+	for _, v := range []*atomic.Int64{&c.nests, &c.serialRegions, &c.serialNests, &c.stalls, &c.backoffs, &c.callerParts, &c.workerParts, &c.callerAll, &c.wakes, &c.waitNanos} {
 		v.Store(0)
 	}
 }
@@ -616,6 +621,17 @@ const (
 	// straggleWait is the least barrier wait taken for a straggler
 	// (also more than two of the caller's parts took).
 	straggleWait = time.Millisecond
+	// straggleEvents stragglers or absent-worker runs within
+	// straggleWindow start a back-off. A lone stall (the hypervisor
+	// took the vCPU for a few milliseconds: on an idle 2-vCPU host, one
+	// every 300-500 ms, seen as a barrier wait of 2-9 ms and often then
+	// as absentNests nests the worker missed) has cost its wait already;
+	// a 20 ms serial back-off after it cost about 10 ms more of a 2-thread
+	// step (the bf16 decoder: 0.2-0.6 back-offs per step, 194-200 against
+	// 166-191 ms per step without them). On an oversubscribed machine
+	// the stalls come every few nests and back off at once.
+	straggleEvents = 3
+	straggleWindow = 100 * time.Millisecond
 	// minBackoff is the first back-off; each straggler within a second
 	// of the last doubles it, up to SetStraggleBackoff's limit.
 	minBackoff = 20 * time.Millisecond
@@ -652,17 +668,31 @@ func (p *Pool) backingOff() bool {
 }
 
 // noteWait judges a barrier wait (the caller's parts took part each):
-// a straggler starts or lengthens a back-off. Only the goroutine holding
-// the workers calls it.
+// a straggler is a stall (see stalled). Only the goroutine holding the
+// workers calls it.
 func (p *Pool) noteWait(wait, part time.Duration) {
 	if wait >= straggleWait && wait >= 2*part {
+		p.stalled()
+	}
+}
+
+// stalled records a straggler or an absent-worker run and backs off
+// when it is the straggleEvents-th within straggleWindow. Only the
+// goroutine holding the workers calls it.
+func (p *Pool) stalled() {
+	p.stats.stalls.Add(1)
+	now := p.now()
+	first := p.events[0]
+	copy(p.events[:], p.events[1:])
+	p.events[len(p.events)-1] = now
+	if first != 0 && now-first < int64(straggleWindow) {
 		p.backOff()
 	}
 }
 
 // noteParts counts the nests whose parts the caller ran all of (the
 // worker, polling or woken, took none: the OS is not running it);
-// absentNests in a row start or lengthen a back-off. Only the goroutine
+// absentNests in a row are a stall (see stalled). Only the goroutine
 // holding the workers calls it.
 func (p *Pool) noteParts(mine, parts int) {
 	if mine < parts {
@@ -671,7 +701,7 @@ func (p *Pool) noteParts(mine, parts int) {
 	}
 	if p.absent++; p.absent >= absentNests {
 		p.absent = 0
-		p.backOff()
+		p.stalled()
 	}
 }
 

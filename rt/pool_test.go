@@ -370,7 +370,24 @@ func TestPoolStraggleBackoff(t *testing.T) {
 	if p.backingOff() {
 		t.Fatal("backing off after waits that are no stragglers")
 	}
+	for i := range straggleEvents - 1 {
+		p.noteWait(2*straggleWait, time.Microsecond)
+		if p.backingOff() {
+			t.Fatalf("backing off after %d stragglers", i+1)
+		}
+	}
+	for i := range p.events {
+		p.events[i] -= int64(straggleWindow) // they came long ago
+	}
 	p.noteWait(2*straggleWait, time.Microsecond)
+	if p.backingOff() {
+		t.Fatal("backing off after stragglers spread over more than straggleWindow")
+	}
+	p.noteWait(2*straggleWait, time.Microsecond)
+	if p.backingOff() {
+		t.Fatal("backing off after one straggler of the window too few")
+	}
+	p.noteWait(2*straggleWait, time.Microsecond) // straggleEvents in the window
 	if !p.backingOff() || p.backoff.Load() != int64(minBackoff) {
 		t.Fatalf("after a straggler: backing off %v for %v, want %v", p.backingOff(), time.Duration(p.backoff.Load()), minBackoff)
 	}
@@ -387,8 +404,8 @@ func TestPoolStraggleBackoff(t *testing.T) {
 			t.Fatalf("part %d ran %d times, want 2", i, h)
 		}
 	}
-	if st := p.Stats(); st.Backoffs != 1 || st.SerialRegions != 2 || st.SerialNests != 1 || st.Nests != 0 {
-		t.Fatalf("stats while backing off: %+v, want 1 back-off, 2 serial regions (Enter, Run), 1 serial nest, no nest on the workers", st)
+	if st := p.Stats(); st.Stalls != 5 || st.Backoffs != 1 || st.SerialRegions != 2 || st.SerialNests != 1 || st.Nests != 0 {
+		t.Fatalf("stats while backing off: %+v, want 5 stalls, 1 back-off, 2 serial regions (Enter, Run), 1 serial nest, no nest on the workers", st)
 	}
 	p.noteWait(2*straggleWait, time.Microsecond)
 	if got := time.Duration(p.backoff.Load()); got != 2*minBackoff {
@@ -460,8 +477,14 @@ func TestPoolAbsentWorkerBackoff(t *testing.T) {
 		t.Fatal("backing off before absentNests nests in a row")
 	}
 	p.noteParts(8, 8)
+	if p.backingOff() {
+		t.Fatal("backing off after one run of absentNests nests (a lone stall)")
+	}
+	for range (straggleEvents - 1) * absentNests {
+		p.noteParts(8, 8)
+	}
 	if !p.backingOff() {
-		t.Fatal("not backing off after absentNests nests in a row")
+		t.Fatalf("not backing off after %d runs of absentNests nests in a row", straggleEvents)
 	}
 }
 

@@ -311,6 +311,7 @@ func main() {
 	gpu := flag.Bool("gpu", false, "train on the GPU (a binary built with -tags cuda; gpu.go) instead of the CPU")
 	distributed := flag.Bool("dist", false, "data-parallel: one rank of an mpirun job (a binary built with -tags mpi; dist.go)")
 	threads := flag.Int("threads", 1, "threads: GOMAXPROCS and the model's rt.Pool")
+	backoff := flag.Duration("backoff", rt.DefaultMaxBackoff, "the pool's longest straggler back-off (rt.Pool.SetStraggleBackoff; 0 turns the back-off off)")
 	warmup := flag.Int("warmup", 3, "untimed steps first (at least 2: their losses are checked)")
 	steps := flag.Int("steps", 5, "timed steps")
 	peak := flag.Bool("peak", false, "measure the FMA peaks at 1 and 2 threads instead")
@@ -397,6 +398,7 @@ func main() {
 	}
 	m := mk(0)
 	pool := rt.NewPool(*threads)
+	pool.SetStraggleBackoff(*backoff)
 	m.setPool(pool)
 
 	// The check, untimed: finite losses that decrease on the fixed batch.
@@ -461,9 +463,9 @@ func main() {
 		// What the pool did in the timed steps, per step (rt.PoolStats):
 		// the figures behind the 2-thread speed-up.
 		st, n := pool.Stats(), float64(*steps)
-		fmt.Printf("pool model=%s dtype=%s threads=%d nests=%.0f worker_parts=%.1f%% caller_only_nests=%.0f wakes=%.0f barrier_wait_ms=%.2f serial_regions=%.0f serial_nests=%.0f backoffs=%.1f (per step)\n",
+		fmt.Printf("pool model=%s dtype=%s threads=%d nests=%.0f worker_parts=%.1f%% caller_only_nests=%.0f wakes=%.0f barrier_wait_ms=%.2f serial_regions=%.0f serial_nests=%.0f stalls=%.1f backoffs=%.1f (per step)\n",
 			mname, dtype, *threads, float64(st.Nests)/n, 100*float64(st.WorkerParts)/float64(max(st.WorkerParts+st.CallerParts, 1)),
-			float64(st.CallerNests)/n, float64(st.Wakes)/n, float64(st.WaitNanos)/n/1e6, float64(st.SerialRegions)/n, float64(st.SerialNests)/n, float64(st.Backoffs)/n)
+			float64(st.CallerNests)/n, float64(st.Wakes)/n, float64(st.WaitNanos)/n/1e6, float64(st.SerialRegions)/n, float64(st.SerialNests)/n, float64(st.Stalls)/n, float64(st.Backoffs)/n)
 	}
 	pool.Close()
 	if *allocProfile != "" {
