@@ -11,10 +11,21 @@ import (
 	"github.com/ocannlgen/ocannlgen/rt"
 )
 
-// TestTorchGelu: the erf GELU and its tanh approximation, inside a small
-// network, give PyTorch's loss and every parameter gradient (PyTorch's
-// own float64 autograd, testdata/torchgelu) to 1e-12 relative.
-func TestTorchGelu(t *testing.T) {
+// torchGeluNames maps TorchGelu's parameters to PyTorch's.
+var torchGeluNames = map[string]string{"l1.w": "fc1.weight", "l1.b": "fc1.bias", "l2.w": "fc2.weight", "l2.b": "fc2.bias", "l3.w": "fc3.weight", "l3.b": "fc3.bias"}
+
+// torchGeluFixture is testdata/torchgelu's inputs, targets, and
+// PyTorch's float64 loss and gradients.
+type torchGeluFixture struct {
+	X, Y  []float64
+	Loss  float64
+	Grads map[string][]float64
+}
+
+// loadTorchGelu is TorchGelu with PyTorch's parameters, and the fixture.
+func loadTorchGelu(t *testing.T) (*TorchGelu, torchGeluFixture) {
+	t.Helper()
+	var fx torchGeluFixture
 	state, err := os.ReadFile("testdata/torchgelu/torchgelu.safetensors")
 	if err != nil {
 		t.Fatal(err)
@@ -23,19 +34,21 @@ func TestTorchGelu(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fx struct {
-		X, Y  []float64
-		Loss  float64
-		Grads map[string][]float64
-	}
 	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]string{"l1.w": "fc1.weight", "l1.b": "fc1.bias", "l2.w": "fc2.weight", "l2.b": "fc2.bias", "l3.w": "fc3.weight", "l3.b": "fc3.bias"}
-	var m TorchGelu
-	if err := m.LoadSafetensors(bytes.NewReader(state), &rt.SafetensorsOptions{Names: names, Layout: rt.LayoutPyTorch}); err != nil {
+	m := new(TorchGelu)
+	if err := m.LoadSafetensors(bytes.NewReader(state), &rt.SafetensorsOptions{Names: torchGeluNames, Layout: rt.LayoutPyTorch}); err != nil {
 		t.Fatal(err)
 	}
+	return m, fx
+}
+
+// TestTorchGelu: the erf GELU and its tanh approximation, inside a small
+// network, give PyTorch's loss and every parameter gradient (PyTorch's
+// own float64 autograd, testdata/torchgelu) to 1e-12 relative.
+func TestTorchGelu(t *testing.T) {
+	m, fx := loadTorchGelu(t)
 	var x [4][3]float64
 	var y [4][2]float64
 	for i := range 4 {
@@ -52,7 +65,7 @@ func TestTorchGelu(t *testing.T) {
 	ps, gs := m.ParamTensors(), arrays(m.Grads)
 	checked := 0
 	for i, p := range ps {
-		want := fx.Grads[names[p.Name]]
+		want := fx.Grads[torchGeluNames[p.Name]]
 		got := gs[i]
 		if len(want) != len(got) {
 			t.Fatalf("%s: %d gradient cells, PyTorch %d", p.Name, len(got), len(want))
@@ -75,27 +88,7 @@ func TestTorchGelu(t *testing.T) {
 // (1e-3 + |g|): the float32 tolerance (float32 rounding of the
 // parameters, inputs and products; gelu within 9 ulps, docs/design.md).
 func TestTorchGeluF32(t *testing.T) {
-	state, err := os.ReadFile("testdata/torchgelu/torchgelu.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile("testdata/torchgelu/torchgelu.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		X, Y  []float64
-		Loss  float64
-		Grads map[string][]float64
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]string{"l1.w": "fc1.weight", "l1.b": "fc1.bias", "l2.w": "fc2.weight", "l2.b": "fc2.bias", "l3.w": "fc3.weight", "l3.b": "fc3.bias"}
-	var m64 TorchGelu
-	if err := m64.LoadSafetensors(bytes.NewReader(state), &rt.SafetensorsOptions{Names: names, Layout: rt.LayoutPyTorch}); err != nil {
-		t.Fatal(err)
-	}
+	m64, fx := loadTorchGelu(t)
 	var m TorchGeluF32
 	src, dst := reflect.ValueOf(&m64.Params).Elem(), reflect.ValueOf(&m.Params).Elem()
 	for i := range src.NumField() {
@@ -120,7 +113,7 @@ func TestTorchGeluF32(t *testing.T) {
 	ps, gs := m.ParamTensors(), arrays(m.Grads)
 	worst := 0.0
 	for i, p := range ps {
-		want := fx.Grads[names[p.Name]]
+		want := fx.Grads[torchGeluNames[p.Name]]
 		got := gs[i]
 		if len(want) != len(got) {
 			t.Fatalf("%s: %d gradient cells, PyTorch %d", p.Name, len(got), len(want))
