@@ -11,13 +11,20 @@
 typedef int CUresult;
 static const char ptx[] = "FAKE PTX";
 
+// The handles (context, stream, module, function) are the addresses of
+// these objects, never small integers: the shim keeps them in Go
+// variables of C pointer types, and the Go runtime throws ("invalid
+// pointer found on stack") when it copies a goroutine's stack holding a
+// pointer below 4096.
+static char fake_ctx, fake_stream, fake_module, fake_function;
+
 CUresult cuInit(unsigned f) { return 0; }
 CUresult cuDeviceGet(int* d, int i) { *d = i; return 0; }
 CUresult cuDeviceGetAttribute(int* v, int attr, int d) { *v = attr == 75 ? 9 : 0; return 0; }
-CUresult cuDevicePrimaryCtxRetain(void** c, int d) { *c = (void*)1; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void** c, int d) { *c = &fake_ctx; return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { return 0; }
-CUresult cuCtxSetCurrent(void* c) { return c == (void*)1 ? 0 : 201; }
-CUresult cuStreamCreate(void** s, unsigned f) { *s = (void*)2; return 0; }
+CUresult cuCtxSetCurrent(void* c) { return c == &fake_ctx ? 0 : 201; }
+CUresult cuStreamCreate(void** s, unsigned f) { *s = &fake_stream; return 0; }
 CUresult cuStreamDestroy_v2(void* s) { return 0; }
 CUresult cuStreamSynchronize(void* s) { return 0; }
 // cuStreamQuery (loaded by the NCCL shim): CUDA_ERROR_NOT_READY (600)
@@ -25,7 +32,7 @@ CUresult cuStreamSynchronize(void* s) { return 0; }
 CUresult cuStreamQuery(void* s) { const char* b = getenv("OCANNL_FAKE_BUSY"); return b && *b ? 600 : 0; }
 CUresult cuModuleLoadData(void** m, const void* img) {
   if (strcmp((const char*)img, ptx) != 0) return 200;
-  *m = (void*)3;
+  *m = &fake_module;
   return 0;
 }
 CUresult cuModuleUnload(void* m) { return 0; }
@@ -35,7 +42,7 @@ CUresult cuModuleUnload(void* m) { return 0; }
 int ocannl_emu_launch(const char* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params);
 CUresult cuModuleGetFunction(void** f, void* m, const char* name) { *f = strdup(name); return 0; }
 #else
-CUresult cuModuleGetFunction(void** f, void* m, const char* name) { *f = (void*)4; return 0; }
+CUresult cuModuleGetFunction(void** f, void* m, const char* name) { *f = &fake_function; return 0; }
 #endif
 CUresult cuMemAlloc_v2(unsigned long long* p, size_t n) { *p = (unsigned long long)malloc(n); return 0; }
 CUresult cuMemFree_v2(unsigned long long p) { free((void*)p); return 0; }
