@@ -610,19 +610,7 @@ func (k *kgen) bf16Fold(n *asm.Nest) (*asm.Nest, [2]bf16Axis) {
 			sp.N, sp.CN, sp.BN, sp.N2, sp.CN2, sp.BN2 = sp.N2, sp.CN2, sp.BN2, sp.N, sp.CN, sp.BN
 		}
 	}
-	m.Zero = map[int][]loopir.IndexExpr{}
-	for t, idx := range n.Zero {
-		out := make([]loopir.IndexExpr, len(idx))
-		for a, x := range idx {
-			out[a].Offset = x.Offset
-			for _, term := range x.Terms {
-				if !drop[term.Var] {
-					out[a].Terms = append(out[a].Terms, term)
-				}
-			}
-		}
-		m.Zero[t] = out
-	}
+	m.Zero = withoutVars(n.Zero, drop)
 	return &m, rows
 }
 
@@ -648,4 +636,23 @@ func distinctCells(axes [][2]int) bool {
 		span += (x[0] - 1) * x[1]
 	}
 	return true
+}
+
+// withoutVars is a nest's zero-fill indices (Zero) without the terms of
+// the loops in drop (loops folded into a call's axes).
+func withoutVars(zero map[int][]loopir.IndexExpr, drop map[int]bool) map[int][]loopir.IndexExpr {
+	res := map[int][]loopir.IndexExpr{}
+	for t, idx := range zero {
+		out := make([]loopir.IndexExpr, len(idx))
+		for a, x := range idx {
+			out[a].Offset = x.Offset
+			for _, term := range x.Terms {
+				if !drop[term.Var] {
+					out[a].Terms = append(out[a].Terms, term)
+				}
+			}
+		}
+		res[t] = out
+	}
+	return res
 }

@@ -224,19 +224,7 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 			m.Outer = append(m.Outer, l)
 		}
 	}
-	m.Zero = map[int][]loopir.IndexExpr{}
-	for t, idx := range n.Zero {
-		out := make([]loopir.IndexExpr, len(idx))
-		for a, x := range idx {
-			out[a].Offset = x.Offset
-			for _, term := range x.Terms {
-				if !drop[term.Var] {
-					out[a].Terms = append(out[a].Terms, term)
-				}
-			}
-		}
-		m.Zero[t] = out
-	}
+	m.Zero = withoutVars(n.Zero, drop)
 	// C at the first cell (p0, q0).
 	if ich >= 0 {
 		m.Zero[n.C][ich].Offset += p0
