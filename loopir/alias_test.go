@@ -1,7 +1,7 @@
 package loopir
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -67,23 +67,7 @@ func TestElideCopiesOrder(t *testing.T) {
 				in[id][k] = r.Float64()*2 - 1
 			}
 		}
-		a, err := RunWith[float32](p, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := RunWith[float32](q, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for id := range keep {
-			va, vb := a.Values(id), b.Values(id)
-			for k := range va {
-				if math.Float64bits(va[k]) != math.Float64bits(vb[k]) {
-					t.Errorf("%s: %s[%d] = %v elided, %v not", tc.order, p.Tensors[id].Name, k, vb[k], va[k])
-					break
-				}
-			}
-		}
+		sameBits(t, p, q, in, keys(keep), tc.order, "elided")
 	}
 }
 
@@ -129,22 +113,6 @@ func TestElideBroadcastCopy(t *testing.T) {
 				in[id][k] = r.Float64()*2 - 1
 			}
 		}
-		a, err := RunWith[float32](p, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := RunWith[float32](q, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range []int{u, v} {
-			va, vb := a.Values(id), b.Values(id)
-			for k := range va {
-				if math.Float64bits(va[k]) != math.Float64bits(vb[k]) {
-					t.Errorf("written %v: %s[%d] = %v elided, %v not", tc.written, p.Tensors[id].Name, k, vb[k], va[k])
-					break
-				}
-			}
-		}
+		sameBits(t, p, q, in, []int{u, v}, fmt.Sprintf("written %v", tc.written), "elided")
 	}
 }

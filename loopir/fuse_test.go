@@ -164,22 +164,6 @@ func TestFuseFillAndReduction(t *testing.T) {
 			in[0][k] = r.Float64()*2 - 1
 		}
 		in[0][5] = math.Copysign(0, -1)
-		a, err := RunWith[float32](p, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := RunWith[float32](q, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for id := range keep {
-			va, vb := a.Values(id), b.Values(id)
-			for k := range va {
-				if math.Float64bits(va[k]) != math.Float64bits(vb[k]) {
-					t.Errorf("%s: %s[%d] = %v fused, %v not", tc.reader, p.Tensors[id].Name, k, vb[k], va[k])
-					break
-				}
-			}
-		}
+		sameBits(t, p, q, in, keys(keep), tc.reader, "fused")
 	}
 }

@@ -3,6 +3,7 @@ package loopir
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,4 +183,39 @@ func expectContains(t *testing.T, text, want string) {
 	if !strings.Contains(text, want) {
 		t.Errorf("dump does not contain %q:\n%s", want, text)
 	}
+}
+
+// sameBits runs p and q in float32 on the same inputs and reports every
+// tensor of ids whose values differ in any bit (the first cell that
+// does), prefixing the message with what (the case) and naming q's
+// values by how (elided, fused, ...).
+func sameBits(t *testing.T, p, q *Program, in map[int][]float64, ids []int, what, how string) {
+	t.Helper()
+	a, err := RunWith[float32](p, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := RunWith[float32](q, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		va, vb := a.Values(id), b.Values(id)
+		for k := range va {
+			if math.Float64bits(va[k]) != math.Float64bits(vb[k]) {
+				t.Errorf("%s: %s[%d] = %v %s, %v not", what, p.Tensors[id].Name, k, vb[k], how, va[k])
+				break
+			}
+		}
+	}
+}
+
+// keys are the tensors of keep, in increasing order.
+func keys(keep map[int]bool) []int {
+	ids := make([]int, 0, len(keep))
+	for id := range keep {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
