@@ -27,6 +27,18 @@ py=${PYTHON3:-/usr/bin/python3}
 if ! "$py" -c 'import torch' 2>/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch
 fi
+# Debian's torch takes its float32 matrix products from whatever
+# libblas.so.3 is installed; python3-torch pulls in only the reference
+# BLAS (libblas3, about 4 GFLOP/s: a float32 decoder step takes 16 s
+# instead of 0.7 s). The peer is OpenBLAS, so install it when it is not
+# the selected libblas.
+if ! readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 | grep -q openblas; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas0-pthread
+fi
+if ! readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 | grep -q openblas; then
+  echo "scale.sh: libblas.so.3 is not OpenBLAS ($(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)); PyTorch's float32 times would be the reference BLAS's" >&2
+  exit 1
+fi
 turns=${1:-3}
 quiet=${QUIET:-30s}
 # PyTorch's settings (each chosen because it made PyTorch faster here,
