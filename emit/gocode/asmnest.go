@@ -432,7 +432,17 @@ func (k *kgen) bf16Pack(n *asm.Nest, t int, vars []*loopir.For, shape func() jen
 	if t == n.A {
 		fn = "PackA"
 	}
-	var body jen.Code = jen.Qual(bf16Path, fn).Call(jen.Op("&").Add(elem()), jen.Op("&").Add(k.directAccess(t, n.Zero[t])), shape())
+	args := []jen.Code{jen.Op("&").Add(elem()), jen.Op("&").Add(k.directAccess(t, n.Zero[t])), shape()}
+	if k.free != nil && k.freeParts > 1 {
+		// Before the parts of a parallel nest: the packing runs in as
+		// many parts on the region (rt/bf16.PackIn, PackAIn).
+		if k.region == "" {
+			k.region = k.names.fresh("region")
+		}
+		fn += "In"
+		args = append(append([]jen.Code{jen.Id(k.region)}, args...), jen.Lit(k.freeParts))
+	}
+	var body jen.Code = jen.Qual(bf16Path, fn).Call(args...)
 	for i := len(vars) - 1; i >= 0; i-- {
 		body = k.forStmt(vars[i].Var, 0, vars[i].Extent, 1, true, []jen.Code{body})
 	}

@@ -178,12 +178,13 @@ func TestBF16Emitted(t *testing.T) {
 			// The decoder's products split along one operand's axis pack
 			// the operand their parts read whole once before the parts:
 			// an A (the MLP's input, split along the columns) and an
-			// activation as B (x in the q, k and v weight gradients).
-			if !strings.Contains(body, "bf16.PackA(&scratch.") {
-				t.Errorf("%s: no A packed once for its parts (bf16.PackA)", c.fn)
+			// activation as B (x in the q, k and v weight gradients),
+			// the packing itself in parts on the region (PackAIn, PackIn).
+			if !strings.Contains(body, "bf16.PackAIn(region, &scratch.") {
+				t.Errorf("%s: no A packed once for its parts (bf16.PackAIn)", c.fn)
 			}
-			if !strings.Contains(body, "bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF16, &scratch.") {
-				t.Errorf("%s: no activation packed once as B for its parts (bf16.Pack of x)", c.fn)
+			if !strings.Contains(body, "bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF16, &scratch.") {
+				t.Errorf("%s: no activation packed once as B for its parts (bf16.PackIn of x)", c.fn)
 			}
 		}
 	}

@@ -17486,7 +17486,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	defer region.Leave()
 
 	// _net/h0.1 = compose "*" of net.emb, tokens
-	bf16.Pack(&scratch.pNetEmbBF16, &pNetEmb[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetEmbBF16, &pNetEmb[0], bf16.Shape{
 		AK:        1,
 		AM:        32,
 		BK:        1,
@@ -17497,7 +17497,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec := ocannlDecBF16TrainLossPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -17613,7 +17613,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	scratch.net_block_1_masked_attention_1_scores_2[0] = 4
 
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF16, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WQBF16, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -17624,14 +17624,14 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlDecBF16TrainLossPart4Records.Get()
 	rec5.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec5.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF16, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WKBF16, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -17642,14 +17642,14 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlDecBF16TrainLossPart5Records.Get()
 	rec6.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec6.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WVBF16, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WVBF16, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -17660,7 +17660,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlDecBF16TrainLossPart6Records.Get()
 	rec7.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
@@ -17770,7 +17770,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	rec12.scratch = scratch
 
 	// _net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WOBF16, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WOBF16, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -17781,7 +17781,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlDecBF16TrainLossPart12Records.Get()
 	rec13.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
@@ -17893,7 +17893,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x
-	bf16.PackA(&scratch.net_block_1_dense_1_xBF16, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_block_1_dense_1_xBF16, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -17904,7 +17904,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         128,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i2 on the pool.
 	rec17 := ocannlDecBF16TrainLossPart16Records.Get()
 	rec17.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -17936,7 +17936,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
-	bf16.Pack(&scratch.pNetBlock1Linear1WBF16, &pNetBlock1Linear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1Linear1WBF16, &pNetBlock1Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -17947,7 +17947,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlDecBF16TrainLossPart17Records.Get()
 	rec18.pNetBlock1Linear1W = pNetBlock1Linear1W
@@ -18062,7 +18062,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	scratch.net_block_2_masked_attention_1_scores_2[0] = 4
 
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF16, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WQBF16, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -18073,14 +18073,14 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlDecBF16TrainLossPart21Records.Get()
 	rec22.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec22.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF16, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WKBF16, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -18091,14 +18091,14 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlDecBF16TrainLossPart22Records.Get()
 	rec23.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec23.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WVBF16, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WVBF16, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -18109,7 +18109,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlDecBF16TrainLossPart23Records.Get()
 	rec24.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
@@ -18219,7 +18219,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	rec29.scratch = scratch
 
 	// _net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WOBF16, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WOBF16, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -18230,7 +18230,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec30 := ocannlDecBF16TrainLossPart29Records.Get()
 	rec30.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
@@ -18342,7 +18342,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x
-	bf16.PackA(&scratch.net_block_2_dense_1_xBF16, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_block_2_dense_1_xBF16, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -18353,7 +18353,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         128,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i2 on the pool.
 	rec34 := ocannlDecBF16TrainLossPart33Records.Get()
 	rec34.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -18385,7 +18385,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
-	bf16.Pack(&scratch.pNetBlock2Linear1WBF16, &pNetBlock2Linear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2Linear1WBF16, &pNetBlock2Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -18396,7 +18396,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec35 := ocannlDecBF16TrainLossPart34Records.Get()
 	rec35.pNetBlock2Linear1W = pNetBlock2Linear1W
@@ -18507,7 +18507,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -18518,7 +18518,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		M:         16,
 		N:         32,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec39 := ocannlDecBF16TrainLossPart38Records.Get()
 	rec39.pNetLinear1W = pNetLinear1W
@@ -22358,7 +22358,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.ordinals_2 = [16]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 
 	// _net/h0.1 = compose "*" of net.emb, tokens
-	bf16.Pack(&scratch.pNetEmbBF16, &pNetEmb[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetEmbBF16, &pNetEmb[0], bf16.Shape{
 		AK:        1,
 		AM:        32,
 		BK:        1,
@@ -22369,7 +22369,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec := ocannlDecBF16BackwardPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -22503,7 +22503,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_1_masked_attention_1_scores_2[0] = 4
 
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF16, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WQBF16, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -22514,14 +22514,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlDecBF16BackwardPart4Records.Get()
 	rec5.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec5.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF16, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WKBF16, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -22532,14 +22532,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlDecBF16BackwardPart5Records.Get()
 	rec6.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec6.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WVBF16, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WVBF16, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -22550,7 +22550,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlDecBF16BackwardPart6Records.Get()
 	rec7.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
@@ -22660,7 +22660,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec12.scratch = scratch
 
 	// _net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WOBF16, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WOBF16, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -22671,7 +22671,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlDecBF16BackwardPart12Records.Get()
 	rec13.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
@@ -22801,7 +22801,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x
-	bf16.PackA(&scratch.net_block_1_dense_1_xBF16, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_block_1_dense_1_xBF16, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -22812,7 +22812,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         128,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i2 on the pool.
 	rec17 := ocannlDecBF16BackwardPart16Records.Get()
 	rec17.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -22844,7 +22844,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
-	bf16.Pack(&scratch.pNetBlock1Linear1WBF16, &pNetBlock1Linear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1Linear1WBF16, &pNetBlock1Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -22855,7 +22855,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlDecBF16BackwardPart17Records.Get()
 	rec18.pNetBlock1Linear1W = pNetBlock1Linear1W
@@ -22988,7 +22988,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_2_masked_attention_1_scores_2[0] = 4
 
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF16, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WQBF16, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -22999,14 +22999,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlDecBF16BackwardPart21Records.Get()
 	rec22.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec22.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF16, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WKBF16, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -23017,14 +23017,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlDecBF16BackwardPart22Records.Get()
 	rec23.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec23.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WVBF16, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WVBF16, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -23035,7 +23035,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlDecBF16BackwardPart23Records.Get()
 	rec24.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
@@ -23145,7 +23145,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec29.scratch = scratch
 
 	// _net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WOBF16, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WOBF16, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -23156,7 +23156,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec30 := ocannlDecBF16BackwardPart29Records.Get()
 	rec30.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
@@ -23286,7 +23286,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x
-	bf16.PackA(&scratch.net_block_2_dense_1_xBF16, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_block_2_dense_1_xBF16, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -23297,7 +23297,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         128,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i2 on the pool.
 	rec34 := ocannlDecBF16BackwardPart33Records.Get()
 	rec34.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -23329,7 +23329,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
-	bf16.Pack(&scratch.pNetBlock2Linear1WBF16, &pNetBlock2Linear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2Linear1WBF16, &pNetBlock2Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -23340,7 +23340,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec35 := ocannlDecBF16BackwardPart34Records.Get()
 	rec35.pNetBlock2Linear1W = pNetBlock2Linear1W
@@ -23469,7 +23469,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -23480,7 +23480,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         32,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec39 := ocannlDecBF16BackwardPart38Records.Get()
 	rec39.pNetLinear1W = pNetLinear1W
@@ -23822,7 +23822,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [8][16][64]float32{}
 	}
-	bf16.Pack(&scratch.pNetLinear1WBF162, &pNetLinear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetLinear1WBF162, &pNetLinear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        32,
 		BK:        64,
@@ -23833,7 +23833,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec48 := ocannlDecBF16BackwardPart47Records.Get()
 	rec48.pNetLinear1W = pNetLinear1W
@@ -24035,7 +24035,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear1W = [8192]float32{}
 	}
-	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF16, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_layer_norm_1_centered_gradBF16, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -24046,7 +24046,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         64,
 		N:         32,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i3 on the pool.
 	rec59 := ocannlDecBF16BackwardPart58Records.Get()
 	rec59.gNetBlock2Linear1W = gNetBlock2Linear1W
@@ -24059,7 +24059,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [8][16][128]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock2Linear1WBF162, &pNetBlock2Linear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2Linear1WBF162, &pNetBlock2Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        128,
@@ -24070,7 +24070,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         128,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec60 := ocannlDecBF16BackwardPart59Records.Get()
 	rec60.pNetBlock2Linear1W = pNetBlock2Linear1W
@@ -24116,7 +24116,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Dense1W = [8192]float32{}
 	}
-	bf16.Pack(&scratch.net_block_2_dense_1_xBF162, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_2_dense_1_xBF162, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
 		AK:        128,
 		AM:        1,
 		BK:        64,
@@ -24127,7 +24127,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i2 on the pool.
 	rec63 := ocannlDecBF16BackwardPart62Records.Get()
 	rec63.gNetBlock2Dense1W = gNetBlock2Dense1W
@@ -24140,7 +24140,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_grad = [8][16][64]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock2Dense1WBF16, &pNetBlock2Dense1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2Dense1WBF16, &pNetBlock2Dense1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        64,
@@ -24151,7 +24151,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec64 := ocannlDecBF16BackwardPart63Records.Get()
 	rec64.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -24322,7 +24322,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WO = [4096]float32{}
 	}
-	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF162, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_layer_norm_1_centered_gradBF162, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -24333,7 +24333,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         64,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i3 on the pool.
 	rec75 := ocannlDecBF16BackwardPart74Records.Get()
 	rec75.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
@@ -24346,7 +24346,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WOBF162, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WOBF162, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -24357,7 +24357,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec76 := ocannlDecBF16BackwardPart75Records.Get()
 	rec76.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
@@ -24573,7 +24573,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WV = [4096]float32{}
 	}
-	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF16, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_2_masked_attention_1_xBF16, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -24584,7 +24584,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i2 on the pool.
 	rec85 := ocannlDecBF16BackwardPart84Records.Get()
 	rec85.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
@@ -24597,7 +24597,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WVBF162, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WVBF162, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -24608,7 +24608,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec86 := ocannlDecBF16BackwardPart85Records.Get()
 	rec86.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
@@ -24621,7 +24621,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WK = [4096]float32{}
 	}
-	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF162, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_2_masked_attention_1_xBF162, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -24632,7 +24632,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i2 on the pool.
 	rec87 := ocannlDecBF16BackwardPart86Records.Get()
 	rec87.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
@@ -24642,7 +24642,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart86Records.Put(rec87)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF162, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WKBF162, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -24652,7 +24652,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		K:  64,
 		M:  16,
 		N:  64,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec88 := ocannlDecBF16BackwardPart87Records.Get()
 	rec88.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
@@ -24665,7 +24665,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WQ = [4096]float32{}
 	}
-	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF163, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_2_masked_attention_1_xBF163, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -24676,7 +24676,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i2 on the pool.
 	rec89 := ocannlDecBF16BackwardPart88Records.Get()
 	rec89.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
@@ -24686,7 +24686,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart88Records.Put(rec89)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
-	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF162, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock2MaskedAttention1WQBF162, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -24696,7 +24696,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		K:  64,
 		M:  16,
 		N:  64,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec90 := ocannlDecBF16BackwardPart89Records.Get()
 	rec90.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
@@ -24888,7 +24888,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear1W = [8192]float32{}
 	}
-	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF163, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_layer_norm_1_centered_gradBF163, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -24899,7 +24899,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         64,
 		N:         32,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i3 on the pool.
 	rec102 := ocannlDecBF16BackwardPart101Records.Get()
 	rec102.gNetBlock1Linear1W = gNetBlock1Linear1W
@@ -24912,7 +24912,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [8][16][128]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock1Linear1WBF162, &pNetBlock1Linear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1Linear1WBF162, &pNetBlock1Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        128,
@@ -24923,7 +24923,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         128,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec103 := ocannlDecBF16BackwardPart102Records.Get()
 	rec103.pNetBlock1Linear1W = pNetBlock1Linear1W
@@ -24969,7 +24969,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Dense1W = [8192]float32{}
 	}
-	bf16.Pack(&scratch.net_block_1_dense_1_xBF162, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_1_dense_1_xBF162, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
 		AK:        128,
 		AM:        1,
 		BK:        64,
@@ -24980,7 +24980,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i2 on the pool.
 	rec106 := ocannlDecBF16BackwardPart105Records.Get()
 	rec106.gNetBlock1Dense1W = gNetBlock1Dense1W
@@ -24993,7 +24993,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_grad = [8][16][64]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock1Dense1WBF16, &pNetBlock1Dense1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1Dense1WBF16, &pNetBlock1Dense1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        64,
@@ -25004,7 +25004,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec107 := ocannlDecBF16BackwardPart106Records.Get()
 	rec107.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -25175,7 +25175,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WO = [4096]float32{}
 	}
-	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF164, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_layer_norm_1_centered_gradBF164, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -25186,7 +25186,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         64,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i3 on the pool.
 	rec118 := ocannlDecBF16BackwardPart117Records.Get()
 	rec118.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
@@ -25199,7 +25199,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WOBF162, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WOBF162, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -25210,7 +25210,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec119 := ocannlDecBF16BackwardPart118Records.Get()
 	rec119.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
@@ -25426,7 +25426,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WV = [4096]float32{}
 	}
-	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF16, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF16, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -25437,7 +25437,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i2 on the pool.
 	rec128 := ocannlDecBF16BackwardPart127Records.Get()
 	rec128.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
@@ -25450,7 +25450,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WVBF162, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WVBF162, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -25461,7 +25461,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec129 := ocannlDecBF16BackwardPart128Records.Get()
 	rec129.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
@@ -25474,7 +25474,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WK = [4096]float32{}
 	}
-	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF162, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF162, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -25485,7 +25485,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i2 on the pool.
 	rec130 := ocannlDecBF16BackwardPart129Records.Get()
 	rec130.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
@@ -25495,7 +25495,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart129Records.Put(rec130)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF162, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WKBF162, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -25505,7 +25505,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		K:  64,
 		M:  16,
 		N:  64,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec131 := ocannlDecBF16BackwardPart130Records.Get()
 	rec131.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
@@ -25518,7 +25518,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WQ = [4096]float32{}
 	}
-	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF163, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF163, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -25529,7 +25529,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         16,
 		N:         64,
 		Overwrite: true,
-	})
+	}, 4)
 	// 4 parts of i2 on the pool.
 	rec132 := ocannlDecBF16BackwardPart131Records.Get()
 	rec132.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
@@ -25539,7 +25539,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart131Records.Put(rec132)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
-	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF162, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetBlock1MaskedAttention1WQBF162, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -25549,7 +25549,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		K:  64,
 		M:  16,
 		N:  64,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec133 := ocannlDecBF16BackwardPart132Records.Get()
 	rec133.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
@@ -25729,7 +25729,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetEmb = [2048]float32{}
 	}
-	bf16.Pack(&scratch.tokensBF16, &tokens[0][0][0], bf16.Shape{
+	bf16.PackIn(region, &scratch.tokensBF16, &tokens[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        32,
@@ -25740,7 +25740,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		M:         8,
 		N:         32,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i2 on the pool.
 	rec145 := ocannlDecBF16BackwardPart144Records.Get()
 	rec145.gNetEmb = gNetEmb
@@ -33813,7 +33813,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 			}
 		}
 	}
-	bf16.Pack(&scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       45,
 		AM:        675,
@@ -33833,7 +33833,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 6)
 	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvBF16TrainLossPart0Records.Get()
@@ -33876,7 +33876,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
-	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       240,
 		AM:        3600,
@@ -33896,7 +33896,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 6)
 	scratch.net_conv2d_2_xBF16.Convert(&scratch.net_conv2d_2_x[0][0][0][0], 57600)
 	// 6 parts of i1 on the pool.
 	rec2 := ocannlConvBF16TrainLossPart1Records.Get()
@@ -33939,7 +33939,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
-	bf16.Pack(&scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       240,
 		AM:        3600,
@@ -33956,7 +33956,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		M2:        6,
 		N:         32,
 		Overwrite: true,
-	})
+	}, 6)
 	// 6 parts of i1 on the pool.
 	rec3 := ocannlConvBF16TrainLossPart2Records.Get()
 	rec3.pNetConv2d1Kernel = pNetConv2d1Kernel
@@ -33990,7 +33990,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
-	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        1152,
 		BK:        1,
@@ -34001,7 +34001,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		M:         2,
 		N:         10,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlConvBF16TrainLossPart3Records.Get()
 	rec4.pNetLinear1W = pNetLinear1W
@@ -34800,7 +34800,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			}
 		}
 	}
-	bf16.Pack(&scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       45,
 		AM:        675,
@@ -34820,7 +34820,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 6)
 	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvBF16BackwardPart0Records.Get()
@@ -34863,7 +34863,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
-	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       240,
 		AM:        3600,
@@ -34883,7 +34883,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	})
+	}, 6)
 	scratch.net_conv2d_2_xBF16.Convert(&scratch.net_conv2d_2_x[0][0][0][0], 57600)
 	// 6 parts of i1 on the pool.
 	rec2 := ocannlConvBF16BackwardPart1Records.Get()
@@ -34926,7 +34926,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
-	bf16.Pack(&scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       240,
 		AM:        3600,
@@ -34943,7 +34943,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M2:        6,
 		N:         32,
 		Overwrite: true,
-	})
+	}, 6)
 	// 6 parts of i1 on the pool.
 	rec3 := ocannlConvBF16BackwardPart2Records.Get()
 	rec3.pNetConv2d1Kernel = pNetConv2d1Kernel
@@ -34977,7 +34977,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
-	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        1152,
 		BK:        1,
@@ -34988,7 +34988,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M:         2,
 		N:         10,
 		Overwrite: true,
-	})
+	}, 8)
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlConvBF16BackwardPart3Records.Get()
 	rec4.pNetLinear1W = pNetLinear1W
@@ -35279,7 +35279,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetLinear1W = [11520]float32{}
 	}
-	bf16.PackA(&scratch.train_cross_entropy_1_logp_gradBF16, &scratch.train_cross_entropy_1_logp_grad[0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.train_cross_entropy_1_logp_gradBF16, &scratch.train_cross_entropy_1_logp_grad[0][0], bf16.Shape{
 		AK:        10,
 		AM:        1,
 		BK:        1152,
@@ -35290,7 +35290,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M:         10,
 		N:         192,
 		Overwrite: true,
-	})
+	}, 6)
 	// 6 parts of i2 on the pool.
 	rec6 := ocannlConvBF16BackwardPart5Records.Get()
 	rec6.gNetLinear1W = gNetLinear1W
@@ -35303,7 +35303,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [16][6][6][32]float32{}
 	}
-	bf16.PackA(&scratch.train_cross_entropy_1_logp_gradBF162, &scratch.train_cross_entropy_1_logp_grad[0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.train_cross_entropy_1_logp_gradBF162, &scratch.train_cross_entropy_1_logp_grad[0][0], bf16.Shape{
 		AK:        1,
 		AM:        10,
 		BK:        1152,
@@ -35314,7 +35314,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M:         16,
 		N:         192,
 		Overwrite: true,
-	})
+	}, 6)
 	// 6 parts of i2 on the pool.
 	rec7 := ocannlConvBF16BackwardPart6Records.Get()
 	rec7.pNetLinear1W = pNetLinear1W
@@ -35376,7 +35376,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 
 	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
 	for i4 := range 3 {
-		bf16.Pack(&scratch.pNetConv2d1KernelBF162[i4], &pNetConv2d1Kernel[48*i4], bf16.Shape{
+		bf16.PackIn(region, &scratch.pNetConv2d1KernelBF162[i4], &pNetConv2d1Kernel[48*i4], bf16.Shape{
 			AK: 1,
 			AM: 192,
 			BK: 144,
@@ -35386,7 +35386,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			K:  32,
 			M:  6,
 			N:  48,
-		})
+		}, 8)
 	}
 	scratch.net_h_1_gradBF16.Convert(&scratch.net_h_1_grad[0][0][0][0], 18432)
 	// 8 parts of i0 on the pool.
@@ -35398,7 +35398,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart8Records.Put(rec9)
 
 	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
-	bf16.PackA(&scratch.net_h_1_gradBF162, &scratch.net_h_1_grad[0][0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_h_1_gradBF162, &scratch.net_h_1_grad[0][0][0][0], bf16.Shape{
 		AK:  1152,
 		AK2: 32,
 		AK3: 192,
@@ -35414,7 +35414,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		K3:  6,
 		M:   32,
 		N:   48,
-	})
+	}, 3)
 	// 3 parts of i4 on the pool.
 	rec10 := ocannlConvBF16BackwardPart9Records.Get()
 	rec10.gNetConv2d1Kernel = gNetConv2d1Kernel
@@ -35464,7 +35464,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart12Records.Put(rec13)
 
 	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
-	bf16.Pack(&scratch.pNetConv2d2KernelBF162, &pNetConv2d2Kernel[128], bf16.Shape{
+	bf16.PackIn(region, &scratch.pNetConv2d2KernelBF162, &pNetConv2d2Kernel[128], bf16.Shape{
 		AK:  1,
 		AK2: 16,
 		AK3: 256,
@@ -35486,7 +35486,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M2:  12,
 		M3:  2,
 		N:   16,
-	})
+	}, 8)
 	scratch.net_conv2d_1_x_1_gradBF16.Convert(&scratch.net_conv2d_1_x_1_grad[0][0][0][0], [4]int{16, 12, 12, 16}, [4]int{0, 2, 2, 0})
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlConvBF16BackwardPart13Records.Get()
@@ -35497,7 +35497,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart13Records.Put(rec14)
 
 	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
-	bf16.PackA(&scratch.net_conv2d_1_x_1_gradBF162, &scratch.net_conv2d_1_x_1_grad[0][0][0][0], bf16.Shape{
+	bf16.PackAIn(region, &scratch.net_conv2d_1_x_1_gradBF162, &scratch.net_conv2d_1_x_1_grad[0][0][0][0], bf16.Shape{
 		AK:  2304,
 		AK2: 16,
 		AK3: 192,
@@ -35513,7 +35513,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		K3:  12,
 		M:   16,
 		N:   48,
-	})
+	}, 3)
 	// 3 parts of i4 on the pool.
 	rec15 := ocannlConvBF16BackwardPart14Records.Get()
 	rec15.gNetConv2d2Kernel = gNetConv2d2Kernel

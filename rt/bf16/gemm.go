@@ -721,6 +721,13 @@ type Packed struct {
 	// every call, which packs B: the weight gradients' K of up to
 	// 32768 steps took 3-4% of the bf16 ResNet step in kOffsets).
 	offB []int
+	// ns and kt are the normalized shape and reduction length planA or
+	// planB laid p out for, parts the count PackIn or PackAIn split
+	// the packing into (job runs its parts on a pool).
+	ns    Shape
+	kt    int
+	parts int
+	job   packJob
 }
 
 // Pack converts and packs operand b of Gemm(c, a, b, s) into p, for the
@@ -750,16 +757,21 @@ func (p *Packed) begin(t Tier, op *float32, s Shape, isA bool) (Shape, int, bool
 }
 
 func packTier(p *Packed, t Tier, bp *float32, s Shape) {
+	if p.planB(t, bp, s) {
+		p.packBPart(0, 1)
+	}
+}
+
+// planB lays out p for Pack of operand bp of s in tier t (the buffer
+// grown, A's reduction offsets and runs recorded for GemmPacked) and
+// reports whether there is anything to pack; packBPart then packs the
+// blocks.
+func (p *Packed) planB(t Tier, bp *float32, s Shape) bool {
 	s, kt, ok := p.begin(t, bp, s, false)
 	if !ok {
-		return
+		return false
 	}
-	_, _, bn := s.spans()
-	bs := unsafe.Slice(bPtr(bp, &s), bn)
-	nr := nrYMM
-	if t >= AVX512 {
-		nr = nrZMM
-	}
+	nr := p.nr()
 	bfPairs := t == AVX512BF16
 	cols := s.N * s.N2
 	total := 0
@@ -775,37 +787,69 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 	p.words = p.words[:total]
 	sc := getScratch()
 	defer putScratch(sc)
-	offA, offB, colB := &sc.offA, &sc.offB, &sc.colB
+	offA, offB := &sc.offA, &sc.offB
 	if cap(p.offA) < kt {
 		p.offA = make([]int, kt)
 	}
 	p.offA = p.offA[:kt]
 	p.runsA, p.runsAt = p.runsA[:0], p.runsAt[:0]
-	cur := 0
-	for n0 := 0; n0 < cols; n0 += nc {
+	// A's offsets and runs for GemmPacked (every n block has the same).
+	for k0 := 0; k0 < kt; k0 += kc {
+		kb := min(kc, kt-k0)
+		kOffsets(&s, k0, kb, offA[:], offB[:])
+		copy(p.offA[k0:], offA[:kb])
+		p.runsAt = append(p.runsAt, len(p.runsA))
+		if mayRun(&s, s.AK, s.AK2) { // (as runOps computes them)
+			p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
+		}
+	}
+	p.runsAt = append(p.runsAt, len(p.runsA))
+	p.ns, p.kt = s, kt
+	return true
+}
+
+// nr is the width of B's panels in p's tier.
+func (p *Packed) nr() int {
+	if p.t >= AVX512 {
+		return nrZMM
+	}
+	return nrYMM
+}
+
+// packBPart packs part i of parts of the blocks planB laid out: the
+// (n block, k block) pairs, in Pack's order, are cut into parts of
+// balanced counts, each packed as Pack packs it, so that the parts
+// together write the words of one Pack.
+func (p *Packed) packBPart(i, parts int) {
+	s, kt, t := &p.ns, p.kt, p.t
+	nr := p.nr()
+	bfPairs := t == AVX512BF16
+	cols := s.N * s.N2
+	kBlocks := (kt + kc - 1) / kc
+	lo, hi := partRange((cols+nc-1)/nc*kBlocks, i, parts)
+	if lo >= hi {
+		return
+	}
+	_, _, bn := s.spans()
+	bs := unsafe.Slice(bPtr(p.b, s), bn)
+	sc := getScratch()
+	defer putScratch(sc)
+	offA, offB, colB := &sc.offA, &sc.offB, &sc.colB
+	cur, u := 0, 0
+	for n0 := 0; n0 < cols && u < hi; n0 += nc {
 		ncb := min(nc, cols-n0)
-		for k0 := 0; k0 < kt; k0 += kc {
+		for k0 := 0; k0 < kt && u < hi; k0, u = k0+kc, u+1 {
 			kb := min(kc, kt-k0)
-			kOffsets(&s, k0, kb, offA[:], offB[:])
-			if n0 == 0 {
-				// A's offsets and runs for GemmPacked (every n block
-				// has the same).
-				copy(p.offA[k0:], offA[:kb])
-				p.runsAt = append(p.runsAt, len(p.runsA))
-				if mayRun(&s, s.AK, s.AK2) { // (as runOps computes them)
-					p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
-				}
-				if k0+kb == kt {
-					p.runsAt = append(p.runsAt, len(p.runsA))
-				}
-			}
-			var rsB [][2]int32
-			if bfPairs && hasAsmPack && mayRun(&s, s.BK, s.BK2) {
-				rsB = runs(offB[:kb], sc.runsB[:])
-			}
 			steps := blockSteps(kb, bfPairs)
 			w := blockWords(t, nr, ncb, steps)
-			packBBlock(t, nr, p.words[cur:cur+w], bs, nil, &s, n0, ncb, steps, offB[:kb], rsB, colB, sc)
+			if u >= lo {
+				kOffsets(s, k0, kb, offA[:], offB[:])
+				var rsB [][2]int32
+				if bfPairs && hasAsmPack && mayRun(s, s.BK, s.BK2) {
+					rsB = runs(offB[:kb], sc.runsB[:])
+				}
+				packBBlock(t, nr, p.words[cur:cur+w], bs, nil, s, n0, ncb, steps, offB[:kb], rsB, colB, sc)
+			}
 			cur += w
 		}
 	}
