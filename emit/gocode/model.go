@@ -81,12 +81,13 @@ func lit(v float64, elem string) jen.Code {
 // renderModel adds the model's declarations to jf. scratch maps the
 // kernels that take a scratch to its type: the model state holds one for
 // each, passed to every call. pool marks the kernels that take the
-// model's Pool.
-func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool map[string]bool, set *asm.Set) (adamKernel bool, err error) {
+// model's Pool; with par, a large Adam update runs on it too
+// (updateParts).
+func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool map[string]bool, set *asm.Set, par bool) (adamKernel, adamParts bool, err error) {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
-		return false, fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
+		return false, false, fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
-	g := &modelGen{jf: jf, m: m, scratch: scratch, pool: pool, ps: m.Name + "Params", set: set}
+	g := &modelGen{jf: jf, m: m, scratch: scratch, pool: pool, ps: m.Name + "Params", set: set, par: par}
 	if o := m.Optim; o != nil {
 		switch o.Kind {
 		case "sgd", "":
@@ -94,13 +95,13 @@ func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool ma
 		case "adam", "adamw":
 			g.adam = true
 		default:
-			return false, fmt.Errorf("gocode: model %s: unknown optimizer %q", m.Name, o.Kind)
+			return false, false, fmt.Errorf("gocode: model %s: unknown optimizer %q", m.Name, o.Kind)
 		}
 	}
 	g.paramsType()
 	g.stateType()
 	if err := g.init(); err != nil {
-		return false, err
+		return false, false, err
 	}
 	g.entries()
 	g.backward()
@@ -108,7 +109,7 @@ func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool ma
 	g.persistence()
 	g.checkpoint()
 	g.runner()
-	return g.vecAdam, nil
+	return g.vecAdam, g.vecAdam && g.updateParts() > 0, nil
 }
 
 // modelGen is the state of rendering one model's Go code.
@@ -122,6 +123,7 @@ type modelGen struct {
 	adam     bool              // the optimizer is Adam or AdamW (moment buffers adamM, adamV)
 	set      *asm.Set          // the package's assembly kernels (nil: none)
 	vecAdam  bool              // Update calls ocannlAdam (adamHelper) instead of rt.Adam
+	par      bool              // the kernels' large nests run on the model's Pool (Options.Parallel)
 }
 
 // recv starts a method on the model.
@@ -199,6 +201,9 @@ func (g *modelGen) stateType() {
 		}
 		if g.adam {
 			st = append(st, jen.Id("adamM").Id(ps), jen.Id("adamV").Id(ps))
+			if g.updateParts() > 0 {
+				st = append(st, jen.Id("update").Id(m.Name+"UpdateParts"))
+			}
 		}
 		if m.Backward != "" {
 			// What dist.CheckSame exchanges (SyncGrads, BroadcastParams).
@@ -809,8 +814,13 @@ func (g *modelGen) update() {
 				"(ocannlAdam): rt.Adam's operations in the same order, so the same bits."
 		}
 		up = append(up, nextStep())
+		if parts := g.updateParts(); parts > 0 {
+			up = append(up, g.adamParts(parts)...)
+			vecDoc += fmt.Sprintf("\nThe update runs in %d parts on m.Pool, each a balanced share of every parameter's\n"+
+				"elements (%sUpdateParts): the same bits on any number of threads.", parts, m.Name)
+		}
 		for i := range m.Params {
-			if m.Params[i].State {
+			if m.Params[i].State || g.updateParts() > 0 {
 				continue
 			}
 			var fn jen.Code = jen.Qual(rtPath, "Adam")
@@ -845,6 +855,91 @@ func (g *modelGen) update() {
 	}
 	jf.Add(g.recv().Id("Update").Params().Block(up...))
 	jf.Line()
+}
+
+// minParallelUpdate is the least number of parameter elements whose
+// Adam update runs in parts on the model's Pool: a few tens of
+// microseconds of the vector kernel (about 1 ns per element, memory
+// bound), against about a microsecond per region (rt.Region).
+const minParallelUpdate = 1 << 15
+
+// updatePartCount is the number of parts of a parallel Adam update
+// (the balanced shares are cut at multiples of adamPartAlign elements).
+const updatePartCount, adamPartAlign = 8, 16
+
+// updateParts is the number of parts Update's Adam step runs in on the
+// model's Pool, or 0 when it runs on the caller: a float32 model with
+// the Adam kernel (vecAdam, decided by update, so this is for after it
+// and for stateType, which asks the same question), parallel kernels
+// and at least minParallelUpdate parameter elements.
+func (g *modelGen) updateParts() int {
+	o := g.m.Optim
+	if !g.par || !g.adam || g.set == nil || g.m.Elem != "float32" || o == nil || !(o.Kind == "adamw" || o.WeightDecay <= 0) {
+		return 0
+	}
+	n := 0
+	for i := range g.m.Params {
+		if !g.m.Params[i].State {
+			n += g.m.Params[i].Size()
+		}
+	}
+	if n < minParallelUpdate {
+		return 0
+	}
+	return updatePartCount
+}
+
+// adamParts declares the task record of Update's Adam step in parts and
+// returns Update's statements running it: part i updates the elements
+// [lo, hi) of the parameters laid end to end (in Params order), lo and
+// hi the balanced cut of part i at a multiple of adamPartAlign, each
+// parameter's share by ocannlAdamIn (the Adam kernel on a sub-slice:
+// elementwise, so the same bits as one call).
+func (g *modelGen) adamParts(parts int) []jen.Code {
+	m, o := g.m, g.m.Optim
+	typ := m.Name + "UpdateParts"
+	total := 0
+	for i := range m.Params {
+		if !m.Params[i].State {
+			total += m.Params[i].Size()
+		}
+	}
+	body := []jen.Code{
+		jen.List(jen.Id("m"), jen.Id("lr")).Op(":=").List(jen.Id("t").Dot("m"), jen.Id("t").Dot("lr")),
+		jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").List(
+			jen.Id("i").Op("*").Lit(total).Op("/").Lit(parts).Op("&^").Lit(adamPartAlign-1),
+			jen.Parens(jen.Id("i").Op("+").Lit(1)).Op("*").Lit(total).Op("/").Lit(parts).Op("&^").Lit(adamPartAlign-1)),
+		jen.If(jen.Id("i").Op("==").Lit(parts-1)).Block(jen.Id("hi").Op("=").Lit(total)),
+	}
+	off := 0
+	for i := range m.Params {
+		if m.Params[i].State {
+			continue
+		}
+		lo, hi := jen.Id("lo"), jen.Id("hi")
+		if off > 0 {
+			lo, hi = lo.Op("-").Lit(off), hi.Op("-").Lit(off)
+		}
+		body = append(body, jen.Id("ocannlAdamIn").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), g.sliceOf("adamM", i), g.sliceOf("adamV", i),
+			lo, hi,
+			jen.Id("m").Dot("Step"), jen.Id("lr"), lit(o.Beta1, m.Elem), lit(o.Beta2, m.Elem), lit(o.Eps, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Kind == "adamw")))
+		off += m.Params[i].Size()
+	}
+	doc(g.jf, fmt.Sprintf("%s is the task record of %s's Update in %d parts, part i the Adam step of the\n"+
+		"elements from i*%d/%d to (i+1)*%d/%d (cut at multiples of %d) of the parameters laid end to end (see rt.Pool).",
+		typ, m.Name, parts, total, parts, total, parts, adamPartAlign))
+	g.jf.Type().Id(typ).Struct(jen.Id("m").Op("*").Id(m.Name), jen.Id("lr").Float32())
+	g.jf.Line()
+	doc(g.jf, "Part runs part i of the update.")
+	g.jf.Func().Params(jen.Id("t").Op("*").Id(typ)).Id("Part").Params(jen.Id("i").Int()).Block(body...)
+	g.jf.Line()
+	return []jen.Code{
+		jen.Id("region").Op(":=").Id("m").Dot("Pool").Dot("Enter").Call(),
+		jen.Id("m").Dot("update").Op("=").Id(typ).Values(jen.Dict{jen.Id("m"): jen.Id("m"), jen.Id("lr"): jen.Id("lr")}),
+		jen.Id("region").Dot("Run").Call(jen.Op("&").Id("m").Dot("update"), jen.Lit(parts)),
+		jen.Id("m").Dot("update").Op("=").Id(typ).Values(),
+		jen.Id("region").Dot("Leave").Call(),
+	}
 }
 
 // nextStep advances m.Step: rt.NextStep saturates at rt.MaxStep instead
@@ -1087,7 +1182,19 @@ func doc(jf *jen.File, text string) {
 // kernels: the whole vectors in the Adam kernel of the best tier the CPU
 // has (emit/asm's adam.go: rt.Adam's operations in the same order), the
 // rest, and every element on other builds, in rt.Adam.
-func adamHelper(jf *jen.File, set *asm.Set) {
+func adamHelper(jf *jen.File, set *asm.Set, parts bool) {
+	if parts {
+		doc(jf, "ocannlAdamIn is ocannlAdam on the elements [lo, hi) of p, g, m and v, the range clipped to\n"+
+			"their length (a part of a parallel update: rt.Adam is elementwise, so the same bits).")
+		jf.Func().Id("ocannlAdamIn").Params(jen.List(jen.Id("p"), jen.Id("g"), jen.Id("m"), jen.Id("v")).Index().Float32(), jen.List(jen.Id("lo"), jen.Id("hi"), jen.Id("step")).Int(),
+			jen.List(jen.Id("lr"), jen.Id("beta1"), jen.Id("beta2"), jen.Id("eps"), jen.Id("wd")).Float32(), jen.Id("decoupled").Bool()).Block(
+			jen.List(jen.Id("lo"), jen.Id("hi")).Op("=").List(jen.Max(jen.Id("lo"), jen.Lit(0)), jen.Min(jen.Id("hi"), jen.Len(jen.Id("p")))),
+			jen.If(jen.Id("lo").Op("<").Id("hi")).Block(
+				jen.Id("ocannlAdam").Call(jen.Id("p").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("g").Index(jen.Id("lo").Op(":").Id("hi")),
+					jen.Id("m").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("v").Index(jen.Id("lo").Op(":").Id("hi")),
+					jen.Id("step"), jen.Id("lr"), jen.Id("beta1"), jen.Id("beta2"), jen.Id("eps"), jen.Id("wd"), jen.Id("decoupled"))))
+		jf.Line()
+	}
 	doc(jf, "ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by\n"+
 		"the Adam kernel of the best tier the CPU has (rt.Adam's operations in the same order: the\n"+
 		"same bits) and the rest by rt.Adam.")

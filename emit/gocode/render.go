@@ -108,16 +108,16 @@ func Render(f *desc.File, opt Options) ([]byte, error) {
 			pool[kn.Name] = true
 		}
 	}
-	adam := false
+	adam, adamParts := false, false
 	for _, m := range f.Models {
-		used, err := renderModel(jf, m, scratch, pool, opt.Asm)
+		used, parts, err := renderModel(jf, m, scratch, pool, opt.Asm, opt.Parallel)
 		if err != nil {
 			return nil, err
 		}
-		adam = adam || used
+		adam, adamParts = adam || used, adamParts || parts
 	}
 	if adam {
-		adamHelper(jf, opt.Asm)
+		adamHelper(jf, opt.Asm, adamParts)
 	}
 	for _, kf := range kfs {
 		jf.Comment(kf.k.doc())

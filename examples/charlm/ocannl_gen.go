@@ -119,6 +119,7 @@ type ocannlCharLM struct {
 	GradNorm float64
 	adamM    ocannlCharLMParams
 	adamV    ocannlCharLMParams
+	update   ocannlCharLMUpdateParts
 	distBuf  [2]float64
 	loss     [1]float32
 	// Seed is the seed Init was given; with Step it keys the dropout masks of each training step
@@ -264,6 +265,64 @@ func (m *ocannlCharLM) LearningRate() float64 {
 	return rt.LRSchedule{Kind: rt.Cosine, LR: 0.002, LREnd: 0.0002, Steps: 1500, Warmup: 100}.At(m.Step)
 }
 
+// ocannlCharLMUpdateParts is the task record of ocannlCharLM's Update in 8 parts, part i the Adam step of the
+// elements from i*365408/8 to (i+1)*365408/8 (cut at multiples of 16) of the parameters laid end to end (see rt.Pool).
+type ocannlCharLMUpdateParts struct {
+	m  *ocannlCharLM
+	lr float32
+}
+
+// Part runs part i of the update.
+func (t *ocannlCharLMUpdateParts) Part(i int) {
+	m, lr := t.m, t.lr
+	lo, hi := i*365408/8&^15, (i+1)*365408/8&^15
+	if i == 7 {
+		hi = 365408
+	}
+	ocannlAdamIn(m.Params.NetEmbedding1Table[:], m.Grads.NetEmbedding1Table[:], m.adamM.NetEmbedding1Table[:], m.adamV.NetEmbedding1Table[:], lo, hi, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], lo-12288, hi-12288, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], lo-18432, hi-18432, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], lo-18528, hi-18528, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], lo-18624, hi-18624, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], lo-27840, hi-27840, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], lo-37056, hi-37056, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], lo-46272, hi-46272, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], lo-55488, hi-55488, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], lo-55584, hi-55584, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear2W[:], m.Grads.NetBlock1Linear2W[:], m.adamM.NetBlock1Linear2W[:], m.adamV.NetBlock1Linear2W[:], lo-55680, hi-55680, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear2B[:], m.Grads.NetBlock1Linear2B[:], m.adamM.NetBlock1Linear2B[:], m.adamV.NetBlock1Linear2B[:], lo-92544, hi-92544, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], lo-92928, hi-92928, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], lo-129792, hi-129792, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], lo-129888, hi-129888, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], lo-129984, hi-129984, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], lo-130080, hi-130080, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], lo-139296, hi-139296, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], lo-148512, hi-148512, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], lo-157728, hi-157728, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], lo-166944, hi-166944, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], lo-167040, hi-167040, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear2W[:], m.Grads.NetBlock2Linear2W[:], m.adamM.NetBlock2Linear2W[:], m.adamV.NetBlock2Linear2W[:], lo-167136, hi-167136, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear2B[:], m.Grads.NetBlock2Linear2B[:], m.adamM.NetBlock2Linear2B[:], m.adamV.NetBlock2Linear2B[:], lo-204000, hi-204000, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], lo-204384, hi-204384, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], lo-241248, hi-241248, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], lo-241344, hi-241344, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], lo-241440, hi-241440, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], lo-241536, hi-241536, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], lo-250752, hi-250752, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], lo-259968, hi-259968, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], lo-269184, hi-269184, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], lo-278400, hi-278400, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], lo-278496, hi-278496, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3Linear2W[:], m.Grads.NetBlock3Linear2W[:], m.adamM.NetBlock3Linear2W[:], m.adamV.NetBlock3Linear2W[:], lo-278592, hi-278592, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3Linear2B[:], m.Grads.NetBlock3Linear2B[:], m.adamM.NetBlock3Linear2B[:], m.adamV.NetBlock3Linear2B[:], lo-315456, hi-315456, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], lo-315840, hi-315840, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], lo-352704, hi-352704, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], lo-352800, hi-352800, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], lo-352896, hi-352896, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], lo-352992, hi-352992, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], lo-365280, hi-365280, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+}
+
 // Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected AdamW
 // step (rt.Adam: beta1 0.9, beta2 0.999, eps 1e-08, decoupled weight decay 0.01, step number m.Step) to every parameter
 // using m.Grads.
@@ -271,6 +330,8 @@ func (m *ocannlCharLM) LearningRate() float64 {
 // 1, scales every gradient by 1/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_). It does not allocate.
 // Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
 // (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
+// The update runs in 8 parts on m.Pool, each a balanced share of every parameter's
+// elements (ocannlCharLMUpdateParts): the same bits on any number of threads.
 func (m *ocannlCharLM) Update() {
 	lr := float32(m.LearningRate())
 	m.GradNorm = math.Sqrt(rt.SumSquares(m.Grads.NetEmbedding1Table[:]) + rt.SumSquares(m.Grads.NetPos[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock1Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock1Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock1Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock1Linear1B[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock2Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock2Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock2Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock2Linear1B[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock3Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock3Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock3Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock3Linear1B[:]) + rt.SumSquares(m.Grads.NetLayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetLayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetLinear1W[:]) + rt.SumSquares(m.Grads.NetLinear1B[:]))
@@ -319,48 +380,14 @@ func (m *ocannlCharLM) Update() {
 		rt.Scale(m.Grads.NetLinear1B[:], s)
 	}
 	m.Step = rt.NextStep(m.Step)
-	ocannlAdam(m.Params.NetEmbedding1Table[:], m.Grads.NetEmbedding1Table[:], m.adamM.NetEmbedding1Table[:], m.adamV.NetEmbedding1Table[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear2W[:], m.Grads.NetBlock1Linear2W[:], m.adamM.NetBlock1Linear2W[:], m.adamV.NetBlock1Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear2B[:], m.Grads.NetBlock1Linear2B[:], m.adamM.NetBlock1Linear2B[:], m.adamV.NetBlock1Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear2W[:], m.Grads.NetBlock2Linear2W[:], m.adamM.NetBlock2Linear2W[:], m.adamV.NetBlock2Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear2B[:], m.Grads.NetBlock2Linear2B[:], m.adamM.NetBlock2Linear2B[:], m.adamV.NetBlock2Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3Linear2W[:], m.Grads.NetBlock3Linear2W[:], m.adamM.NetBlock3Linear2W[:], m.adamV.NetBlock3Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3Linear2B[:], m.Grads.NetBlock3Linear2B[:], m.adamM.NetBlock3Linear2B[:], m.adamV.NetBlock3Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	region := m.Pool.Enter()
+	m.update = ocannlCharLMUpdateParts{
+		lr: lr,
+		m:  m,
+	}
+	region.Run(&m.update, 8)
+	m.update = ocannlCharLMUpdateParts{}
+	region.Leave()
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;
@@ -1286,6 +1313,15 @@ func (r *ocannlCharLMRunner) Next(ids *[1][64]int32, mask *[64][64]float32) (*[1
 	}
 	ocannlCharLMNext(ids, mask, &r.params.NetEmbedding1Table, &r.params.NetPos, &r.params.NetBlock1LayerNorm1Gamma, &r.params.NetBlock1LayerNorm1Beta, &r.params.NetBlock1MaskedAttention1WQ, &r.params.NetBlock1MaskedAttention1WK, &r.params.NetBlock1MaskedAttention1WV, &r.params.NetBlock1MaskedAttention1WO, &r.params.NetBlock1LayerNorm2Gamma, &r.params.NetBlock1LayerNorm2Beta, &r.params.NetBlock1Linear2W, &r.params.NetBlock1Linear2B, &r.params.NetBlock1Linear1W, &r.params.NetBlock1Linear1B, &r.params.NetBlock2LayerNorm1Gamma, &r.params.NetBlock2LayerNorm1Beta, &r.params.NetBlock2MaskedAttention1WQ, &r.params.NetBlock2MaskedAttention1WK, &r.params.NetBlock2MaskedAttention1WV, &r.params.NetBlock2MaskedAttention1WO, &r.params.NetBlock2LayerNorm2Gamma, &r.params.NetBlock2LayerNorm2Beta, &r.params.NetBlock2Linear2W, &r.params.NetBlock2Linear2B, &r.params.NetBlock2Linear1W, &r.params.NetBlock2Linear1B, &r.params.NetBlock3LayerNorm1Gamma, &r.params.NetBlock3LayerNorm1Beta, &r.params.NetBlock3MaskedAttention1WQ, &r.params.NetBlock3MaskedAttention1WK, &r.params.NetBlock3MaskedAttention1WV, &r.params.NetBlock3MaskedAttention1WO, &r.params.NetBlock3LayerNorm2Gamma, &r.params.NetBlock3LayerNorm2Beta, &r.params.NetBlock3Linear2W, &r.params.NetBlock3Linear2B, &r.params.NetBlock3Linear1W, &r.params.NetBlock3Linear1B, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.outNext, r.Pool, &r.scratchNext)
 	return &r.outNext, nil
+}
+
+// ocannlAdamIn is ocannlAdam on the elements [lo, hi) of p, g, m and v, the range clipped to
+// their length (a part of a parallel update: rt.Adam is elementwise, so the same bits).
+func ocannlAdamIn(p, g, m, v []float32, lo, hi, step int, lr, beta1, beta2, eps, wd float32, decoupled bool) {
+	lo, hi = max(lo, 0), min(hi, len(p))
+	if lo < hi {
+		ocannlAdam(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], step, lr, beta1, beta2, eps, wd, decoupled)
+	}
 }
 
 // ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by

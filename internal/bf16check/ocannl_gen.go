@@ -94,6 +94,7 @@ type ocannlDec struct {
 	LR               func(step int) float64
 	adamM            ocannlDecParams
 	adamV            ocannlDecParams
+	update           ocannlDecUpdateParts
 	distBuf          [2]float64
 	loss             [1]float32
 	scratchTrainLoss ocannlDecTrainLossScratch
@@ -161,44 +162,70 @@ func (m *ocannlDec) LearningRate() float64 {
 	return 0.001
 }
 
+// ocannlDecUpdateParts is the task record of ocannlDec's Update in 8 parts, part i the Adam step of the
+// elements from i*71712/8 to (i+1)*71712/8 (cut at multiples of 16) of the parameters laid end to end (see rt.Pool).
+type ocannlDecUpdateParts struct {
+	m  *ocannlDec
+	lr float32
+}
+
+// Part runs part i of the update.
+func (t *ocannlDecUpdateParts) Part(i int) {
+	m, lr := t.m, t.lr
+	lo, hi := i*71712/8&^15, (i+1)*71712/8&^15
+	if i == 7 {
+		hi = 71712
+	}
+	ocannlAdamIn(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.adamM.NetEmb[:], m.adamV.NetEmb[:], lo, hi, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], lo-2048, hi-2048, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], lo-3072, hi-3072, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], lo-3136, hi-3136, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], lo-3200, hi-3200, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], lo-7296, hi-7296, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], lo-11392, hi-11392, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], lo-15488, hi-15488, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], lo-19584, hi-19584, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], lo-19648, hi-19648, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Dense1W[:], m.Grads.NetBlock1Dense1W[:], m.adamM.NetBlock1Dense1W[:], m.adamV.NetBlock1Dense1W[:], lo-19712, hi-19712, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Dense1B[:], m.Grads.NetBlock1Dense1B[:], m.adamM.NetBlock1Dense1B[:], m.adamV.NetBlock1Dense1B[:], lo-27904, hi-27904, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], lo-28032, hi-28032, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], lo-36224, hi-36224, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], lo-36288, hi-36288, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], lo-36352, hi-36352, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], lo-36416, hi-36416, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], lo-40512, hi-40512, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], lo-44608, hi-44608, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], lo-48704, hi-48704, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], lo-52800, hi-52800, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], lo-52864, hi-52864, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Dense1W[:], m.Grads.NetBlock2Dense1W[:], m.adamM.NetBlock2Dense1W[:], m.adamV.NetBlock2Dense1W[:], lo-52928, hi-52928, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Dense1B[:], m.Grads.NetBlock2Dense1B[:], m.adamM.NetBlock2Dense1B[:], m.adamV.NetBlock2Dense1B[:], lo-61120, hi-61120, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], lo-61248, hi-61248, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], lo-69440, hi-69440, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], lo-69504, hi-69504, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], lo-69568, hi-69568, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], lo-69632, hi-69632, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], lo-71680, hi-71680, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+}
+
 // Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected AdamW
 // step (rt.Adam: beta1 0.9, beta2 0.999, eps 1e-08, decoupled weight decay 0.01, step number m.Step) to every parameter
 // using m.Grads. It does not allocate.
 // Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
 // (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
+// The update runs in 8 parts on m.Pool, each a balanced share of every parameter's
+// elements (ocannlDecUpdateParts): the same bits on any number of threads.
 func (m *ocannlDec) Update() {
 	lr := float32(m.LearningRate())
 	m.Step = rt.NextStep(m.Step)
-	ocannlAdam(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.adamM.NetEmb[:], m.adamV.NetEmb[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Dense1W[:], m.Grads.NetBlock1Dense1W[:], m.adamM.NetBlock1Dense1W[:], m.adamV.NetBlock1Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Dense1B[:], m.Grads.NetBlock1Dense1B[:], m.adamM.NetBlock1Dense1B[:], m.adamV.NetBlock1Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Dense1W[:], m.Grads.NetBlock2Dense1W[:], m.adamM.NetBlock2Dense1W[:], m.adamV.NetBlock2Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Dense1B[:], m.Grads.NetBlock2Dense1B[:], m.adamM.NetBlock2Dense1B[:], m.adamV.NetBlock2Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	region := m.Pool.Enter()
+	m.update = ocannlDecUpdateParts{
+		lr: lr,
+		m:  m,
+	}
+	region.Run(&m.update, 8)
+	m.update = ocannlDecUpdateParts{}
+	region.Leave()
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -953,6 +980,7 @@ type ocannlDecBF16 struct {
 	LR               func(step int) float64
 	adamM            ocannlDecBF16Params
 	adamV            ocannlDecBF16Params
+	update           ocannlDecBF16UpdateParts
 	distBuf          [2]float64
 	loss             [1]float32
 	scratchTrainLoss ocannlDecBF16TrainLossScratch
@@ -1020,44 +1048,70 @@ func (m *ocannlDecBF16) LearningRate() float64 {
 	return 0.001
 }
 
+// ocannlDecBF16UpdateParts is the task record of ocannlDecBF16's Update in 8 parts, part i the Adam step of the
+// elements from i*71712/8 to (i+1)*71712/8 (cut at multiples of 16) of the parameters laid end to end (see rt.Pool).
+type ocannlDecBF16UpdateParts struct {
+	m  *ocannlDecBF16
+	lr float32
+}
+
+// Part runs part i of the update.
+func (t *ocannlDecBF16UpdateParts) Part(i int) {
+	m, lr := t.m, t.lr
+	lo, hi := i*71712/8&^15, (i+1)*71712/8&^15
+	if i == 7 {
+		hi = 71712
+	}
+	ocannlAdamIn(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.adamM.NetEmb[:], m.adamV.NetEmb[:], lo, hi, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], lo-2048, hi-2048, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], lo-3072, hi-3072, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], lo-3136, hi-3136, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], lo-3200, hi-3200, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], lo-7296, hi-7296, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], lo-11392, hi-11392, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], lo-15488, hi-15488, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], lo-19584, hi-19584, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], lo-19648, hi-19648, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Dense1W[:], m.Grads.NetBlock1Dense1W[:], m.adamM.NetBlock1Dense1W[:], m.adamV.NetBlock1Dense1W[:], lo-19712, hi-19712, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Dense1B[:], m.Grads.NetBlock1Dense1B[:], m.adamM.NetBlock1Dense1B[:], m.adamV.NetBlock1Dense1B[:], lo-27904, hi-27904, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], lo-28032, hi-28032, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], lo-36224, hi-36224, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], lo-36288, hi-36288, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], lo-36352, hi-36352, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], lo-36416, hi-36416, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], lo-40512, hi-40512, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], lo-44608, hi-44608, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], lo-48704, hi-48704, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], lo-52800, hi-52800, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], lo-52864, hi-52864, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Dense1W[:], m.Grads.NetBlock2Dense1W[:], m.adamM.NetBlock2Dense1W[:], m.adamV.NetBlock2Dense1W[:], lo-52928, hi-52928, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Dense1B[:], m.Grads.NetBlock2Dense1B[:], m.adamM.NetBlock2Dense1B[:], m.adamV.NetBlock2Dense1B[:], lo-61120, hi-61120, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], lo-61248, hi-61248, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], lo-69440, hi-69440, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], lo-69504, hi-69504, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], lo-69568, hi-69568, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], lo-69632, hi-69632, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], lo-71680, hi-71680, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+}
+
 // Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected AdamW
 // step (rt.Adam: beta1 0.9, beta2 0.999, eps 1e-08, decoupled weight decay 0.01, step number m.Step) to every parameter
 // using m.Grads. It does not allocate.
 // Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
 // (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
+// The update runs in 8 parts on m.Pool, each a balanced share of every parameter's
+// elements (ocannlDecBF16UpdateParts): the same bits on any number of threads.
 func (m *ocannlDecBF16) Update() {
 	lr := float32(m.LearningRate())
 	m.Step = rt.NextStep(m.Step)
-	ocannlAdam(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.adamM.NetEmb[:], m.adamV.NetEmb[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Dense1W[:], m.Grads.NetBlock1Dense1W[:], m.adamM.NetBlock1Dense1W[:], m.adamV.NetBlock1Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Dense1B[:], m.Grads.NetBlock1Dense1B[:], m.adamM.NetBlock1Dense1B[:], m.adamV.NetBlock1Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Dense1W[:], m.Grads.NetBlock2Dense1W[:], m.adamM.NetBlock2Dense1W[:], m.adamV.NetBlock2Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Dense1B[:], m.Grads.NetBlock2Dense1B[:], m.adamM.NetBlock2Dense1B[:], m.adamV.NetBlock2Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	ocannlAdam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	region := m.Pool.Enter()
+	m.update = ocannlDecBF16UpdateParts{
+		lr: lr,
+		m:  m,
+	}
+	region.Run(&m.update, 8)
+	m.update = ocannlDecBF16UpdateParts{}
+	region.Leave()
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -2410,6 +2464,15 @@ func (m *ocannlConvBF16) LoadCheckpoint(r io.Reader) error {
 	}
 	m.Step = step
 	return nil
+}
+
+// ocannlAdamIn is ocannlAdam on the elements [lo, hi) of p, g, m and v, the range clipped to
+// their length (a part of a parallel update: rt.Adam is elementwise, so the same bits).
+func ocannlAdamIn(p, g, m, v []float32, lo, hi, step int, lr, beta1, beta2, eps, wd float32, decoupled bool) {
+	lo, hi = max(lo, 0), min(hi, len(p))
+	if lo < hi {
+		ocannlAdam(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], step, lr, beta1, beta2, eps, wd, decoupled)
+	}
 }
 
 // ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by

@@ -46,3 +46,17 @@ type AdamWNet struct{ ocannlAdamWNet }
 //ocannl:return (d *. d) ++ "...|... => 0"
 //ocannl:sgd lr=0.1 momentum=0.9 nesterov weight_decay=0.0001 lr_end=0.01 steps=100
 type SGDNet struct{ ocannlSGDNet }
+
+// WideNet is AdamNet with a 200-wide hidden layer and AdamW: over 32768
+// parameter elements, so that its Update runs in parts on its Pool
+// (TestUpdatePartsMatchRT).
+//
+//ocannl:model
+//ocannl:let net = mlp2[200, 4]
+//ocannl:loss train:
+//ocannl:input x : 2 | 200
+//ocannl:input y : 2 | 4
+//ocannl:let d = net(x) - y
+//ocannl:return (d *. d) ++ "...|... => 0"
+//ocannl:adamw lr=0.01 weight_decay=0.01
+type WideNet struct{ ocannlWideNet }

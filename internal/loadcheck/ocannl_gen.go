@@ -980,6 +980,372 @@ func (m *ocannlSGDNet) LoadCheckpoint(r io.Reader) error {
 	return nil
 }
 
+// ocannlWideNetParams holds one value per cell of every parameter of WideNet, flattened in memory order (batch, output, input).
+type ocannlWideNetParams struct {
+	// NetW1 is net.w1: shape 200 -> 200, memory order [200][200].
+	NetW1 [40000]float32
+	// NetB1 is net.b1: shape 200, memory order [200].
+	NetB1 [200]float32
+	// NetW2 is net.w2: shape 200 -> 4, memory order [4][200].
+	NetW2 [800]float32
+	// NetB2 is net.b2: shape 4, memory order [4].
+	NetB2 [4]float32
+	// NetW3 is net.w3: shape 4 -> 4, memory order [4][4].
+	NetW3 [16]float32
+	// NetB3 is net.b3: shape 4, memory order [4].
+	NetB3 [4]float32
+}
+
+// ocannlWideNet is the generated state of WideNet: embed it in WideNet. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlWideNet struct {
+	// Params are the learnable parameters.
+	Params ocannlWideNetParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlWideNetParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule and Adam's bias correction).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR              func(step int) float64
+	adamM           ocannlWideNetParams
+	adamV           ocannlWideNetParams
+	update          ocannlWideNetUpdateParts
+	distBuf         [2]float64
+	loss            [1]float32
+	scratchBackward ocannlWideNetBackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlWideNet) Init(seed uint64) {
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 200)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 200)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 200)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 200)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 4)
+	m.Grads = ocannlWideNetParams{}
+	m.Step = 0
+	m.adamM = ocannlWideNetParams{}
+	m.adamV = ocannlWideNetParams{}
+}
+
+// TrainLoss runs entry point train of WideNet (forward only) and returns the loss. It does not allocate.
+func (m *ocannlWideNet) TrainLoss(x *[2][200]float32, y *[2][4]float32) float32 {
+	ocannlWideNetTrainLoss(x, y, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+	return m.loss[0]
+}
+
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlWideNet) Backward(x *[2][200]float32, y *[2][4]float32) float32 {
+	ocannlWideNetBackward(x, y, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.01.
+func (m *ocannlWideNet) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.01
+}
+
+// ocannlWideNetUpdateParts is the task record of ocannlWideNet's Update in 8 parts, part i the Adam step of the
+// elements from i*41024/8 to (i+1)*41024/8 (cut at multiples of 16) of the parameters laid end to end (see rt.Pool).
+type ocannlWideNetUpdateParts struct {
+	m  *ocannlWideNet
+	lr float32
+}
+
+// Part runs part i of the update.
+func (t *ocannlWideNetUpdateParts) Part(i int) {
+	m, lr := t.m, t.lr
+	lo, hi := i*41024/8&^15, (i+1)*41024/8&^15
+	if i == 7 {
+		hi = 41024
+	}
+	ocannlAdamIn(m.Params.NetW1[:], m.Grads.NetW1[:], m.adamM.NetW1[:], m.adamV.NetW1[:], lo, hi, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetB1[:], m.Grads.NetB1[:], m.adamM.NetB1[:], m.adamV.NetB1[:], lo-40000, hi-40000, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetW2[:], m.Grads.NetW2[:], m.adamM.NetW2[:], m.adamV.NetW2[:], lo-40200, hi-40200, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetB2[:], m.Grads.NetB2[:], m.adamM.NetB2[:], m.adamV.NetB2[:], lo-41000, hi-41000, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetW3[:], m.Grads.NetW3[:], m.adamM.NetW3[:], m.adamV.NetW3[:], lo-41004, hi-41004, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdamIn(m.Params.NetB3[:], m.Grads.NetB3[:], m.adamM.NetB3[:], m.adamV.NetB3[:], lo-41020, hi-41020, m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+}
+
+// Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected AdamW
+// step (rt.Adam: beta1 0.9, beta2 0.999, eps 1e-08, decoupled weight decay 0.01, step number m.Step) to every parameter
+// using m.Grads. It does not allocate.
+// Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
+// (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
+// The update runs in 8 parts on m.Pool, each a balanced share of every parameter's
+// elements (ocannlWideNetUpdateParts): the same bits on any number of threads.
+func (m *ocannlWideNet) Update() {
+	lr := float32(m.LearningRate())
+	m.Step = rt.NextStep(m.Step)
+	region := m.Pool.Enter()
+	m.update = ocannlWideNetUpdateParts{
+		lr: lr,
+		m:  m,
+	}
+	region.Run(&m.update, 8)
+	m.update = ocannlWideNetUpdateParts{}
+	region.Leave()
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+func (m *ocannlWideNet) TrainStep(x *[2][200]float32, y *[2][4]float32) float32 {
+	l := m.Backward(x, y)
+	m.Update()
+	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x3f6e4a4e): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlWideNet) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x3f6e4a4e, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.adamM.NetW1[:], m.adamM.NetB1[:], m.adamM.NetW2[:], m.adamM.NetB2[:], m.adamM.NetW3[:], m.adamM.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.adamV.NetW1[:], m.adamV.NetB1[:], m.adamV.NetW2[:], m.adamV.NetB2[:], m.adamV.NetW3[:], m.adamV.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlWideNet) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x3f6e4a4e, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlWideNet) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetW1[:],
+		Dims:   []int{200, 200},
+		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB1[:],
+		Dims:   []int{200},
+		Name:   "net.b1",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW2[:],
+		Dims:   []int{4, 200},
+		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB2[:],
+		Dims:   []int{4},
+		Name:   "net.b2",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW3[:],
+		Dims:   []int{4, 4},
+		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB3[:],
+		Dims:   []int{4},
+		Name:   "net.b3",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlWideNet) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlWideNet) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlWideNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlWideNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlWideNet) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlWideNet) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named adam.m/IDENTITY, adam.v/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlWideNet) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetW1[:],
+		Dims:   []int{200, 200},
+		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB1[:],
+		Dims:   []int{200},
+		Name:   "net.b1",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW2[:],
+		Dims:   []int{4, 200},
+		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB2[:],
+		Dims:   []int{4},
+		Name:   "net.b2",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW3[:],
+		Dims:   []int{4, 4},
+		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB3[:],
+		Dims:   []int{4},
+		Name:   "net.b3",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.adamM.NetW1[:],
+		Dims:   []int{200, 200},
+		Name:   "adam.m/net.w1",
+	}, {
+		Data32: m.adamM.NetB1[:],
+		Dims:   []int{200},
+		Name:   "adam.m/net.b1",
+	}, {
+		Data32: m.adamM.NetW2[:],
+		Dims:   []int{4, 200},
+		Name:   "adam.m/net.w2",
+	}, {
+		Data32: m.adamM.NetB2[:],
+		Dims:   []int{4},
+		Name:   "adam.m/net.b2",
+	}, {
+		Data32: m.adamM.NetW3[:],
+		Dims:   []int{4, 4},
+		Name:   "adam.m/net.w3",
+	}, {
+		Data32: m.adamM.NetB3[:],
+		Dims:   []int{4},
+		Name:   "adam.m/net.b3",
+	}, {
+		Data32: m.adamV.NetW1[:],
+		Dims:   []int{200, 200},
+		Name:   "adam.v/net.w1",
+	}, {
+		Data32: m.adamV.NetB1[:],
+		Dims:   []int{200},
+		Name:   "adam.v/net.b1",
+	}, {
+		Data32: m.adamV.NetW2[:],
+		Dims:   []int{4, 200},
+		Name:   "adam.v/net.w2",
+	}, {
+		Data32: m.adamV.NetB2[:],
+		Dims:   []int{4},
+		Name:   "adam.v/net.b2",
+	}, {
+		Data32: m.adamV.NetW3[:],
+		Dims:   []int{4, 4},
+		Name:   "adam.v/net.w3",
+	}, {
+		Data32: m.adamV.NetB3[:],
+		Dims:   []int{4},
+		Name:   "adam.v/net.b3",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "adamw"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlWideNet) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "adamw", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlWideNet) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "adamw", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlAdamIn is ocannlAdam on the elements [lo, hi) of p, g, m and v, the range clipped to
+// their length (a part of a parallel update: rt.Adam is elementwise, so the same bits).
+func ocannlAdamIn(p, g, m, v []float32, lo, hi, step int, lr, beta1, beta2, eps, wd float32, decoupled bool) {
+	lo, hi = max(lo, 0), min(hi, len(p))
+	if lo < hi {
+		ocannlAdam(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], step, lr, beta1, beta2, eps, wd, decoupled)
+	}
+}
+
 // ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by
 // the Adam kernel of the best tier the CPU has (rt.Adam's operations in the same order: the
 // same bits) and the rest by rt.Adam.
@@ -2948,3 +3314,791 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 		}
 	}
 }
+
+// ocannlWideNetTrainLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model WideNet.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2 | 200 (input, parameter x)
+//	y: 2 | 4 (input, parameter y)
+//	net.w1: 200 -> 200 (param, parameter pNetW1)
+//	_net/a1.1: 2 | 200 (let, local)
+//	net.b1: 200 (param, parameter pNetB1)
+//	_net/a1.2: 2 | 200 (let, local)
+//	net/a1: 2 | 200 (let, local)
+//	net.w2: 200 -> 4 (param, parameter pNetW2)
+//	_net/a2.1: 2 | 4 (let, local)
+//	net.b2: 4 (param, parameter pNetB2)
+//	_net/a2.2: 2 | 4 (let, local)
+//	net/a2: 2 | 4 (let, local)
+//	net.w3: 4 -> 4 (param, parameter pNetW3)
+//	_d.1: 2 | 4 (let, local)
+//	net.b3: 4 (param, parameter pNetB3)
+//	_d.2: 2 | 4 (let, local)
+//	d: 2 | 4 (let, local)
+//	_train.1: 2 | 4 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..199:
+//	    for i2 in 0..199:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..199:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..199:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _d.1 = compose "*" of net.w3, net/a2
+//	fill _d.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:  # reduction
+//	      _d.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# _d.2 = pointwise "+" of _d.1, net.b3
+//
+//	# d = pointwise "-" of _d.2, y, with _d.2 = pointwise "+" of _d.1, net.b3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
+//
+//	# _train.1 = pointwise "*." of d, d
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
+//
+//	# train = einsum "++" "...|... => 0" of _train.1
+//	fill train with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    train[0] += _train.1[i0, i1]
+func ocannlWideNetTrainLoss(x *[2][200]float32, y *[2][4]float32, pNetW1 *[40000]float32, pNetB1 *[200]float32, pNetW2 *[800]float32, pNetB2 *[4]float32, pNetW3 *[16]float32, pNetB3 *[4]float32, out *[1]float32) {
+	var net_a1_1 [2][200]float32
+	var net_a1 [2][200]float32
+	var net_a2_1 [2][4]float32
+	var net_a2 [2][4]float32
+	var d_1 [2][4]float32
+	var d [2][4]float32
+	var train_1 [2][4]float32
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// float32 dot kernel M=2 N=200 K=200: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			xRow := &x[i0]
+			for i1 := range 200 {
+				pNetW1Row := (*[200]float32)(pNetW1[200*i1 : 200*i1+200])
+				acc := float32(0)
+				for i2 := range 200 {
+					acc += pNetW1Row[i2] * xRow[i2]
+				}
+				net_a1_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 2 rows of 200 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 2 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 200 {
+				r := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=2 N=4 K=200: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 4 {
+				pNetW2Row := (*[200]float32)(pNetW2[200*i1 : 200*i1+200])
+				acc2 := float32(0)
+				for i2 := range 200 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 2 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 4 {
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _d.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a2Row2 := &net_a2[i0]
+		for i1 := range 4 {
+			pNetW3Row := (*[4]float32)(pNetW3[4*i1 : 4*i1+4])
+			acc3 := float32(0)
+			for i2 := range 4 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			d_1[i0][i1] = acc3
+		}
+	}
+
+	// d = pointwise "-" of _d.2, y, with _d.2 = pointwise "+" of _d.1, net.b3 fused
+	for i0 := range 2 {
+		d_1Row := &d_1[i0]
+		yRow := &y[i0]
+		dRow := &d[i0]
+		for i1 := range 4 {
+			dRow[i1] = (d_1Row[i1] + pNetB3[i1]) - yRow[i1]
+		}
+	}
+
+	// _train.1 = pointwise "*." of d, d
+	for i0 := range 2 {
+		dRow2 := &d[i0]
+		train_1Row := &train_1[i0]
+		for i1 := range 4 {
+			train_1Row[i1] = dRow2[i1] * dRow2[i1]
+		}
+	}
+
+	// train = einsum "++" "...|... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc4 := float32(0)
+	for i0 := range 2 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 4 {
+			acc4 += train_1Row2[i1]
+		}
+	}
+	out[0] = acc4
+}
+
+// ocannlWideNetBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model WideNet.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2 | 200 (input, parameter x)
+//	y: 2 | 4 (input, parameter y)
+//	net.w1: 200 -> 200 (param, parameter pNetW1)
+//	_net/a1.1: 2 | 200 (let, local, in scratch field net_a1_1)
+//	net.b1: 200 (param, parameter pNetB1)
+//	_net/a1.2: 2 | 200 (let, local)
+//	net/a1: 2 | 200 (let, local, in scratch field net_a1)
+//	net.w2: 200 -> 4 (param, parameter pNetW2)
+//	_net/a2.1: 2 | 4 (let, local, in scratch field net_a2_1)
+//	net.b2: 4 (param, parameter pNetB2)
+//	_net/a2.2: 2 | 4 (let, local)
+//	net/a2: 2 | 4 (let, local, in scratch field net_a2)
+//	net.w3: 4 -> 4 (param, parameter pNetW3)
+//	_d.1: 2 | 4 (let, local, in scratch field d_1)
+//	net.b3: 4 (param, parameter pNetB3)
+//	_d.2: 2 | 4 (let, local)
+//	d: 2 | 4 (let, local, in scratch field d)
+//	_train.1: 2 | 4 (let, local, in scratch field train_1)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [200 200] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [2 200] (let, local)
+//	net.b1.grad: [200] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [2 200] (let, local, in scratch field net_a1_2_grad)
+//	net/a1.grad: [2 200] (let, local, in scratch field net_a1_grad)
+//	net.w2.grad: [4 200] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [2 4] (let, local)
+//	net.b2.grad: [4] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [2 4] (let, local, in scratch field net_a2_2_grad)
+//	net/a2.grad: [2 4] (let, local, in scratch field net_a2_grad)
+//	net.w3.grad: [4 4] (let, output parameter gNetW3)
+//	_d.1.grad: [2 4] (let, local)
+//	net.b3.grad: [4] (let, output parameter gNetB3)
+//	_d.2.grad: [2 4] (let, local)
+//	d.grad: [2 4] (let, local, in scratch field d_grad)
+//	_train.1.grad: [2 4] (let, local)
+//	train.grad: [1] (let, local, in scratch field train_grad)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..199:
+//	    for i2 in 0..199:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..199:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..199:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _d.1 = compose "*" of net.w3, net/a2
+//	fill _d.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:  # reduction
+//	      _d.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# _d.2 = pointwise "+" of _d.1, net.b3
+//
+//	# d = pointwise "-" of _d.2, y, with _d.2 = pointwise "+" of _d.1, net.b3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
+//
+//	# _train.1 = pointwise "*." of d, d
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
+//
+//	# train = einsum "++" "...|... => 0" of _train.1
+//	fill train with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    train[0] += _train.1[i0, i1]
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill net.b3.grad with 0
+//	fill d.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads train.grad)
+//
+//	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    d.grad[i0, i1] += train.grad[0] * d[i0, i1]
+//
+//	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    d.grad[i0, i1] += d[i0, i1] * train.grad[0]
+//
+//	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
+//
+//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad (the copy elided: _d.1.grad reads _d.2.grad)
+//
+//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..3:
+//	    net.b3.grad[i1] += d.grad[i0, i1]
+//
+//	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      net.w3.grad[i1, i2] += d.grad[i0, i1] * net/a2[i0, i2]
+//
+//	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * d.grad[i0, i1]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..3:
+//	    net.b2.grad[i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..3:
+//	    for i2 in 0..199:
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..199:
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..199:
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..199:
+//	    net.b1.grad[i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..199:
+//	    for i2 in 0..199:
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
+func ocannlWideNetBackward(x *[2][200]float32, y *[2][4]float32, pNetW1 *[40000]float32, pNetB1 *[200]float32, pNetW2 *[800]float32, pNetB2 *[4]float32, pNetW3 *[16]float32, pNetB3 *[4]float32, gNetW1 *[40000]float32, gNetB1 *[200]float32, gNetW2 *[800]float32, gNetB2 *[4]float32, gNetW3 *[16]float32, gNetB3 *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlWideNetBackwardScratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// float32 dot kernel M=2 N=200 K=200: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_a1_1[0][0], &x[0][0], &pNetW1[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_a1_1[0][0], &x[0][0], &pNetW1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			xRow := &x[i0]
+			for i1 := range 200 {
+				pNetW1Row := (*[200]float32)(pNetW1[200*i1 : 200*i1+200])
+				acc := float32(0)
+				for i2 := range 200 {
+					acc += pNetW1Row[i2] * xRow[i2]
+				}
+				scratch.net_a1_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 2 rows of 200 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 2 {
+			net_a1_1Row := &scratch.net_a1_1[i0]
+			net_a1Row := &scratch.net_a1[i0]
+			for i1 := range 200 {
+				r := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=2 N=4 K=200: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&scratch.net_a2_1[0][0], &scratch.net_a1[0][0], &pNetW2[0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&scratch.net_a2_1[0][0], &scratch.net_a1[0][0], &pNetW2[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			net_a1Row2 := &scratch.net_a1[i0]
+			for i1 := range 4 {
+				pNetW2Row := (*[200]float32)(pNetW2[200*i1 : 200*i1+200])
+				acc2 := float32(0)
+				for i2 := range 200 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				scratch.net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 2 {
+		net_a2_1Row := &scratch.net_a2_1[i0]
+		net_a2Row := &scratch.net_a2[i0]
+		for i1 := range 4 {
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _d.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a2Row2 := &scratch.net_a2[i0]
+		for i1 := range 4 {
+			pNetW3Row := (*[4]float32)(pNetW3[4*i1 : 4*i1+4])
+			acc3 := float32(0)
+			for i2 := range 4 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			scratch.d_1[i0][i1] = acc3
+		}
+	}
+
+	// d = pointwise "-" of _d.2, y, with _d.2 = pointwise "+" of _d.1, net.b3 fused
+	for i0 := range 2 {
+		d_1Row := &scratch.d_1[i0]
+		yRow := &y[i0]
+		dRow := &scratch.d[i0]
+		for i1 := range 4 {
+			dRow[i1] = (d_1Row[i1] + pNetB3[i1]) - yRow[i1]
+		}
+	}
+
+	// _train.1 = pointwise "*." of d, d
+	for i0 := range 2 {
+		dRow2 := &scratch.d[i0]
+		train_1Row := &scratch.train_1[i0]
+		for i1 := range 4 {
+			train_1Row[i1] = dRow2[i1] * dRow2[i1]
+		}
+	}
+
+	// train = einsum "++" "...|... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc4 := float32(0)
+	for i0 := range 2 {
+		train_1Row2 := &scratch.train_1[i0]
+		for i1 := range 4 {
+			acc4 += train_1Row2[i1]
+		}
+	}
+	loss[0] = acc4
+
+	// zero the gradients
+	*gNetB1 = [200]float32{}
+	*gNetB2 = [4]float32{}
+	scratch.net_a2_2_grad = [2][4]float32{}
+	scratch.net_a2_grad = [2][4]float32{}
+	*gNetW3 = [16]float32{}
+	*gNetB3 = [4]float32{}
+	scratch.d_grad = [2][4]float32{}
+	scratch.train_grad = [1]float32{}
+
+	// train.grad = 1
+	scratch.train_grad[0] = 1
+
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
+	train_gradV := scratch.train_grad[0]
+	for i0 := range 2 {
+		dRow3 := &scratch.d[i0]
+		d_gradRow := &scratch.d_grad[i0]
+		for i1 := range 4 {
+			d_gradRow[i1] += train_gradV * dRow3[i1]
+		}
+	}
+
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+	train_gradV2 := scratch.train_grad[0]
+	for i0 := range 2 {
+		dRow4 := &scratch.d[i0]
+		d_gradRow2 := &scratch.d_grad[i0]
+		for i1 := range 4 {
+			d_gradRow2[i1] += dRow4[i1] * train_gradV2
+		}
+	}
+
+	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	// i0 unrolled and jammed into i1.
+	d_gradRow3 := &scratch.d_grad[0]
+	d_gradRow4 := &scratch.d_grad[1]
+	for i1 := range 4 {
+		acc5 := gNetB3[i1]
+		acc5 += d_gradRow3[i1]
+		acc5 += d_gradRow4[i1]
+		gNetB3[i1] = acc5
+	}
+
+	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	for i0 := range 2 {
+		net_a2Row3 := &scratch.net_a2[i0]
+		for i1 := range 4 {
+			d_gradV := scratch.d_grad[i0][i1]
+			gNetW3Row := (*[4]float32)(gNetW3[4*i1 : 4*i1+4])
+			for i2 := range 4 {
+				gNetW3Row[i2] += d_gradV * net_a2Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// i1 unrolled and jammed into i2.
+	pNetW3Row2 := (*[4]float32)(pNetW3[0:4])
+	pNetW3Row3 := (*[4]float32)(pNetW3[4:8])
+	pNetW3Row4 := (*[4]float32)(pNetW3[8:12])
+	pNetW3Row5 := (*[4]float32)(pNetW3[12:16])
+	for i0 := range 2 {
+		net_a2_gradRow := &scratch.net_a2_grad[i0]
+		d_gradV2 := scratch.d_grad[i0][0]
+		d_gradV3 := scratch.d_grad[i0][1]
+		d_gradV4 := scratch.d_grad[i0][2]
+		d_gradV5 := scratch.d_grad[i0][3]
+		for i2 := range 4 {
+			acc6 := net_a2_gradRow[i2]
+			acc6 += pNetW3Row2[i2] * d_gradV2
+			acc6 += pNetW3Row3[i2] * d_gradV3
+			acc6 += pNetW3Row4[i2] * d_gradV4
+			acc6 += pNetW3Row5[i2] * d_gradV5
+			net_a2_gradRow[i2] = acc6
+		}
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+	for i0 := range 2 {
+		net_a2Row4 := &scratch.net_a2[i0]
+		net_a2_gradRow2 := &scratch.net_a2_grad[i0]
+		net_a2_2_gradRow := &scratch.net_a2_2_grad[i0]
+		for i1 := range 4 {
+			var r3 float32
+			if 0 < net_a2Row4[i1] {
+				r3 = 1
+			}
+			r4 := float32(0)
+			if r3 != 0 {
+				r4 = net_a2_gradRow2[i1]
+			}
+			net_a2_2_gradRow[i1] += r4
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	// i0 unrolled and jammed into i1.
+	net_a2_2_gradRow2 := &scratch.net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &scratch.net_a2_2_grad[1]
+	for i1 := range 4 {
+		acc7 := gNetB2[i1]
+		acc7 += net_a2_2_gradRow2[i1]
+		acc7 += net_a2_2_gradRow3[i1]
+		gNetB2[i1] = acc7
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	// float32 broadcast kernel M=4 N=200 K=2: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&gNetW2[0], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&gNetW2[0], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][0])
+	} else {
+		*gNetW2 = [800]float32{}
+		for i0 := range 2 {
+			net_a1Row3 := &scratch.net_a1[i0]
+			for i1 := range 4 {
+				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
+				gNetW2Row := (*[200]float32)(gNetW2[200*i1 : 200*i1+200])
+				for i2 := range 200 {
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// float32 broadcast kernel M=2 N=200 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&scratch.net_a1_grad[0][0], &scratch.net_a2_2_grad[0][0], &pNetW2[0])
+	} else if ocannlAVX2 {
+		ocannlGemm3AVX2(&scratch.net_a1_grad[0][0], &scratch.net_a2_2_grad[0][0], &pNetW2[0])
+	} else {
+		scratch.net_a1_grad = [2][200]float32{}
+		// i1 unrolled and jammed into i2.
+		pNetW2Row2 := (*[200]float32)(pNetW2[0:200])
+		pNetW2Row3 := (*[200]float32)(pNetW2[200:400])
+		pNetW2Row4 := (*[200]float32)(pNetW2[400:600])
+		pNetW2Row5 := (*[200]float32)(pNetW2[600:800])
+		for i0 := range 2 {
+			net_a1_gradRow := &scratch.net_a1_grad[i0]
+			net_a2_2_gradV2 := scratch.net_a2_2_grad[i0][0]
+			net_a2_2_gradV3 := scratch.net_a2_2_grad[i0][1]
+			net_a2_2_gradV4 := scratch.net_a2_2_grad[i0][2]
+			net_a2_2_gradV5 := scratch.net_a2_2_grad[i0][3]
+			for i2 := range 200 {
+				acc8 := net_a1_gradRow[i2]
+				acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+				acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+				acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+				acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
+				net_a1_gradRow[i2] = acc8
+			}
+		}
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+	// the zero fill absorbed: float32 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
+	} else {
+		scratch.net_a1_2_grad = [2][200]float32{}
+		for i0 := range 2 {
+			net_a1Row4 := &scratch.net_a1[i0]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0]
+			for i1 := range 200 {
+				var r5 float32
+				if 0 < net_a1Row4[i1] {
+					r5 = 1
+				}
+				r6 := float32(0)
+				if r5 != 0 {
+					r6 = net_a1_gradRow2[i1]
+				}
+				net_a1_2_gradRow[i1] += r6
+			}
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	// float32 across-rows add reduction kernel, 2 rows of 200 elements into 200 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce0AVX2(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
+	} else {
+		// i0 unrolled and jammed into i1.
+		net_a1_2_gradRow2 := &scratch.net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &scratch.net_a1_2_grad[1]
+		for i1 := range 200 {
+			acc9 := gNetB1[i1]
+			acc9 += net_a1_2_gradRow2[i1]
+			acc9 += net_a1_2_gradRow3[i1]
+			gNetB1[i1] = acc9
+		}
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetW1 = [40000]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec := ocannlWideNetBackwardPart0Records.Get()
+	rec.gNetW1 = gNetW1
+	rec.x = x
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlWideNetBackwardPart0{}
+	ocannlWideNetBackwardPart0Records.Put(rec)
+}
+
+// ocannlWideNetBackwardScratch holds the local arrays of ocannlWideNetBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlWideNetBackwardScratch struct {
+	net_a1_1      [2][200]float32
+	net_a1        [2][200]float32
+	net_a2_1      [2][4]float32
+	net_a2        [2][4]float32
+	d_1           [2][4]float32
+	d             [2][4]float32
+	train_1       [2][4]float32
+	net_a1_2_grad [2][200]float32
+	net_a1_grad   [2][200]float32
+	net_a2_2_grad [2][4]float32
+	net_a2_grad   [2][4]float32
+	d_grad        [2][4]float32
+	train_grad    [1]float32
+}
+
+// ocannlWideNetBackwardPart0 is the task record of a loop nest of ocannlWideNetBackward that runs in 8 parts, one
+// for each 25 values of i1 (see rt.Pool).
+type ocannlWideNetBackwardPart0 struct {
+	gNetW1  *[40000]float32
+	x       *[2][200]float32
+	scratch *ocannlWideNetBackwardScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r7 *ocannlWideNetBackwardPart0) Part(j int) {
+	gNetW1, x, scratch := r7.gNetW1, r7.x, r7.scratch
+	// float32 broadcast kernel M=25 N=200 K=2: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&gNetW1[5000*j], &scratch.net_a1_2_grad[0][25*j], &x[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&gNetW1[5000*j], &scratch.net_a1_2_grad[0][25*j], &x[0][0])
+	} else {
+		for i0 := range 2 {
+			xRow2 := &x[i0]
+			for i1 := range 25 {
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+25*j]
+				gNetW1Row := (*[200]float32)(gNetW1[200*i1+5000*j : 200*i1+5000*j+200])
+				for i2 := range 200 {
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlWideNetBackwardPart0Records holds the free ocannlWideNetBackwardPart0 records.
+var ocannlWideNetBackwardPart0Records rt.Records[ocannlWideNetBackwardPart0]

@@ -12,14 +12,94 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets they need (AVX) and the
+// instruction sets they need (AVX, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
-var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX")
+var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=2 N=200 K=200 (4x4 tile); strides C 200,1 A 200,1 B 1,200.
+//
+//go:noescape
+func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm1AVX512 runs a float32 dot kernel, M=2 N=4 K=200 (4x4 tile); strides C 4,1 A 200,1 B 1,200.
+//
+//go:noescape
+func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=4 N=200 K=2 (14x32 tile); strides C 200,1 A 1,4 B 200,1.
+//
+//go:noescape
+func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=2 N=200 K=4 (14x32 tile); strides C 200,1 A 4,1 B 200,1.
+//
+//go:noescape
+func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=25 N=200 K=2 (14x32 tile); strides C 200,1 A 1,200 B 200,1.
+//
+//go:noescape
+func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 200 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 400 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 2 rows of 200 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
 //go:noescape
 func ocannlAdamAVX512(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
+
+// ocannlGemm0AVX2 runs a float32 dot kernel, M=2 N=200 K=200 (3x3 tile); strides C 200,1 A 200,1 B 1,200.
+//
+//go:noescape
+func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm1AVX2 runs a float32 dot kernel, M=2 N=4 K=200 (3x3 tile); strides C 4,1 A 200,1 B 1,200.
+//
+//go:noescape
+func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=4 N=200 K=2 (6x16 tile); strides C 200,1 A 1,4 B 200,1.
+//
+//go:noescape
+func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=2 N=200 K=4 (6x16 tile); strides C 200,1 A 4,1 B 200,1.
+//
+//go:noescape
+func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=25 N=200 K=2 (6x16 tile); strides C 200,1 A 1,200 B 200,1.
+//
+//go:noescape
+func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 200 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 400 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 2 rows of 200 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

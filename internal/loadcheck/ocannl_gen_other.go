@@ -12,6 +12,70 @@ const ocannlAVX512 = false
 // purego tag), so the generated code runs its Go loops.
 const ocannlAVX2 = false
 
+// ocannlGemm0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm0AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm0AVX512 called without assembly")
+}
+
+// ocannlGemm1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm1AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm1AVX512 called without assembly")
+}
+
+// ocannlGemm2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm2AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm2AVX512 called without assembly")
+}
+
+// ocannlGemm3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm3AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm3AVX512 called without assembly")
+}
+
+// ocannlGemm4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
+}
+
+// ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
+}
+
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
+}
+
+// ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
+
+// ocannlGemm1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm1AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm1AVX2 called without assembly") }
+
+// ocannlGemm2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm2AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm2AVX2 called without assembly") }
+
+// ocannlGemm3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 called without assembly") }
+
+// ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
+
+// ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
+
+// ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
+
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.
 func ocannlAdamAVX512(param, grad, m, v *float32, n int, k *[8]float32) {
 	panic("ocannlgen: ocannlAdamAVX512 called without assembly")

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "9eba7cb58524d122d3083c61b86cb942576936441264c8c51bc382d40947c76b"
+const ocannlDirectives = "e6fe068db3323f0c6355754c50fd17948acc9c4c1f33299f9d20a74b2e2ab0e1"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
