@@ -10717,54 +10717,50 @@ TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS (DX), Z0
+	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z2
+	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z3
+	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z5
+	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z6
+	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z7
+	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z8
+	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z9
+	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z10
+	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z11
+	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z12
+	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z13
 	MOVQ         $0x00000004, DX
 
 e1:
-	VMOVUPS      (CX), Z1
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z2
-	VMAXPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z2
-	VMINPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z2
-	VMULPS       Z2, Z1, Z2
-	VRNDSCALEPS  $0x00, Z2, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z3
-	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z3
-	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z4
-	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z4
-	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z4
-	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z4
-	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z4
-	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z4
-	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z4
-	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z1
-	VMULPS       Z1, Z2, Z1
-	VRNDSCALEPS  $0x01, Z1, Z1
-	VSUBPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z4
-	VADDPS       Z4, Z1, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z4
-	VPADDD       Z4, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z3, Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z1
-	VADDPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z1
-	VPADDD       Z1, Z2, Z2
-	VPSLLD       $0x17, Z2, Z2
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      Z3, (AX)
+	VMOVUPS      (CX), Z14
+	VSUBPS       Z0, Z14, Z14
+	VMAXPS       Z14, Z5, Z14
+	VMINPS       Z14, Z6, Z14
+	VMULPS       Z7, Z14, Z15
+	VRNDSCALEPS  $0x00, Z15, Z15
+	VFNMADD231PS Z8, Z15, Z14
+	VFNMADD231PS Z9, Z15, Z14
+	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z16
+	VFMADD213PS  Z10, Z14, Z16
+	VFMADD213PS  Z11, Z14, Z16
+	VFMADD213PS  Z12, Z14, Z16
+	VFMADD213PS  Z13, Z14, Z16
+	VFMADD213PS  Z1, Z14, Z16
+	VFMADD213PS  Z2, Z14, Z16
+	VFMADD213PS  Z2, Z14, Z16
+	VMULPS       Z1, Z15, Z14
+	VRNDSCALEPS  $0x01, Z14, Z14
+	VSUBPS       Z14, Z15, Z15
+	VADDPS       Z3, Z14, Z14
+	VPADDD       Z4, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z16, Z16
+	VADDPS       Z3, Z15, Z15
+	VPADDD       Z4, Z15, Z15
+	VPSLLD       $0x17, Z15, Z15
+	VMULPS       Z15, Z16, Z16
+	VMOVUPS      Z16, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	DECQ         DX
@@ -10772,118 +10768,118 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap7AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+444(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+444(SB)/4, $0x39500d01
 GLOBL ocannlMap7AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
@@ -10949,101 +10945,95 @@ TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap10AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap10AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap10AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap10AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap10AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap10AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap10AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap10AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap10AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap10AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap10AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap10AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap10AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap10AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap10AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000018, BX
 
 e1:
-	VMOVUPS      (CX), Z1
-	VMOVUPS      (DX), Z3
-	VADDPS       Z3, Z1, Z1
-	VBROADCASTSS ocannlMap10AVX512Consts<>+0(SB), Z3
-	VPANDD       Z3, Z1, Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+32(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z4
-	VADDPS       Z4, Z3, Z4
-	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z5
-	VDIVPS       Z4, Z5, Z5
-	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z4
-	VSUBPS       Z4, Z3, Z4
-	VMULPS       Z5, Z4, Z4
-	VBROADCASTSS ocannlMap10AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+160(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+192(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+224(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+256(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+288(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+448(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VMULPS       Z5, Z6, Z6
-	VMULPS       Z3, Z3, Z4
-	VMOVUPS      Z4, Z5
-	VFMSUB231PS  Z3, Z3, Z5
-	VBROADCASTSS ocannlMap10AVX512Consts<>+480(SB), Z3
-	VMULPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap10AVX512Consts<>+512(SB), Z3
-	VMAXPS       Z4, Z3, Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+544(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+576(SB), Z4
-	VMULPS       Z4, Z3, Z4
-	VRNDSCALEPS  $0x00, Z4, Z4
-	VBROADCASTSS ocannlMap10AVX512Consts<>+608(SB), Z7
-	VFNMADD231PS Z7, Z4, Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+640(SB), Z7
-	VFNMADD231PS Z7, Z4, Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+672(SB), Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+704(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+736(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+768(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+800(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+832(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+832(SB), Z3
-	VMULPS       Z3, Z4, Z3
-	VRNDSCALEPS  $0x01, Z3, Z3
-	VSUBPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap10AVX512Consts<>+864(SB), Z8
-	VADDPS       Z8, Z3, Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+896(SB), Z8
-	VPADDD       Z8, Z3, Z3
-	VPSLLD       $0x17, Z3, Z3
-	VMULPS       Z3, Z7, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+864(SB), Z3
-	VADDPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap10AVX512Consts<>+896(SB), Z3
-	VPADDD       Z3, Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z7, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+480(SB), Z3
-	VMULPS       Z3, Z5, Z5
-	VFMADD231PS  Z7, Z5, Z7
-	VMULPS       Z6, Z7, Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z3
-	VSUBPS       Z7, Z3, Z3
-	VCMPPS       $0x01, Z0, Z1, K1
-	VBLENDMPS    Z7, Z3, K1, Z2
-	VMULPS       Z1, Z2, Z2
+	VMOVUPS      (CX), Z25
+	VMOVUPS      (DX), Z26
+	VADDPS       Z26, Z25, Z25
+	VPANDD       Z8, Z25, Z26
+	VMINPS       Z26, Z9, Z26
+	VADDPS       Z1, Z26, Z27
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z28
+	VDIVPS       Z27, Z28, Z28
+	VSUBPS       Z1, Z26, Z27
+	VMULPS       Z28, Z27, Z27
+	VBROADCASTSS ocannlMap10AVX512Consts<>+736(SB), Z29
+	VFMADD213PS  Z10, Z27, Z29
+	VFMADD213PS  Z11, Z27, Z29
+	VFMADD213PS  Z12, Z27, Z29
+	VFMADD213PS  Z13, Z27, Z29
+	VFMADD213PS  Z14, Z27, Z29
+	VFMADD213PS  Z15, Z27, Z29
+	VFMADD213PS  Z16, Z27, Z29
+	VFMADD213PS  Z17, Z27, Z29
+	VFMADD213PS  Z18, Z27, Z29
+	VFMADD213PS  Z19, Z27, Z29
+	VMULPS       Z28, Z29, Z29
+	VMULPS       Z26, Z26, Z27
+	VMOVUPS      Z27, Z28
+	VFMSUB231PS  Z26, Z26, Z28
+	VMULPS       Z3, Z27, Z27
+	VMAXPS       Z27, Z20, Z26
+	VMINPS       Z26, Z21, Z26
+	VMULPS       Z22, Z26, Z27
+	VRNDSCALEPS  $0x00, Z27, Z27
+	VFNMADD231PS Z23, Z27, Z26
+	VFNMADD231PS Z24, Z27, Z26
+	VBROADCASTSS ocannlMap10AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap10AVX512Consts<>+800(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap10AVX512Consts<>+832(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap10AVX512Consts<>+864(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap10AVX512Consts<>+896(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VFMADD213PS  Z4, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VMULPS       Z4, Z27, Z26
+	VRNDSCALEPS  $0x01, Z26, Z26
+	VSUBPS       Z26, Z27, Z27
+	VADDPS       Z6, Z26, Z26
+	VPADDD       Z7, Z26, Z26
+	VPSLLD       $0x17, Z26, Z26
+	VMULPS       Z26, Z30, Z30
+	VADDPS       Z6, Z27, Z27
+	VPADDD       Z7, Z27, Z27
+	VPSLLD       $0x17, Z27, Z27
+	VMULPS       Z27, Z30, Z30
+	VMULPS       Z3, Z28, Z28
+	VFMADD231PS  Z30, Z28, Z30
+	VMULPS       Z29, Z30, Z30
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z26
+	VSUBPS       Z30, Z26, Z26
+	VCMPPS       $0x01, Z0, Z25, K1
+	VBLENDMPS    Z30, Z26, K1, Z2
+	VMULPS       Z25, Z2, Z2
 	VMOVUPS      Z2, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
@@ -11053,30 +11043,30 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap10AVX512Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap10AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap10AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+92(SB)/4, $0x3f000000
 DATA ocannlMap10AVX512Consts<>+96(SB)/4, $0x3f800000
 DATA ocannlMap10AVX512Consts<>+100(SB)/4, $0x3f800000
 DATA ocannlMap10AVX512Consts<>+104(SB)/4, $0x3f800000
@@ -11085,206 +11075,206 @@ DATA ocannlMap10AVX512Consts<>+112(SB)/4, $0x3f800000
 DATA ocannlMap10AVX512Consts<>+116(SB)/4, $0x3f800000
 DATA ocannlMap10AVX512Consts<>+120(SB)/4, $0x3f800000
 DATA ocannlMap10AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap10AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap10AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap10AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap10AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap10AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap10AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap10AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap10AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap10AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap10AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap10AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap10AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap10AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+924(SB)/4, $0x3e2aaaab
 GLOBL ocannlMap10AVX512Consts<>(SB), RODATA|NOPTR, $928
 
 // func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
@@ -11396,53 +11386,49 @@ TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap14AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap14AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap14AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap14AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap14AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000040, DX
 
 e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap14AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
+	VMOVUPS      (CX), Z13
+	VMAXPS       Z13, Z4, Z13
+	VMINPS       Z13, Z5, Z13
+	VMULPS       Z6, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z7, Z14, Z13
+	VFNMADD231PS Z8, Z14, Z13
+	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VFMADD213PS  Z12, Z13, Z15
+	VFMADD213PS  Z0, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VMULPS       Z0, Z14, Z13
+	VRNDSCALEPS  $0x01, Z13, Z13
+	VSUBPS       Z13, Z14, Z14
+	VADDPS       Z2, Z13, Z13
+	VPADDD       Z3, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMULPS       Z13, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VMOVUPS      Z15, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	DECQ         DX
@@ -11450,118 +11436,118 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap14AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+444(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+444(SB)/4, $0x39500d01
 GLOBL ocannlMap14AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
@@ -11660,99 +11646,93 @@ TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlMap19AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap19AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap19AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap19AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap19AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap19AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap19AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap19AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap19AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap19AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap19AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap19AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap19AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap19AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap19AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap19AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap19AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap19AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap19AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap19AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap19AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap19AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x000000c0, DX
 
 e1:
-	VMOVUPS      (CX), Z1
-	VBROADCASTSS ocannlMap19AVX512Consts<>+0(SB), Z3
-	VPANDD       Z3, Z1, Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+32(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+64(SB), Z4
-	VADDPS       Z4, Z3, Z4
-	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z5
-	VDIVPS       Z4, Z5, Z5
-	VBROADCASTSS ocannlMap19AVX512Consts<>+64(SB), Z4
-	VSUBPS       Z4, Z3, Z4
-	VMULPS       Z5, Z4, Z4
-	VBROADCASTSS ocannlMap19AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+160(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+192(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+224(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+256(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+288(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+320(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+352(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+384(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+416(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+448(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VMULPS       Z5, Z6, Z6
-	VMULPS       Z3, Z3, Z4
-	VMOVUPS      Z4, Z5
-	VFMSUB231PS  Z3, Z3, Z5
-	VBROADCASTSS ocannlMap19AVX512Consts<>+480(SB), Z3
-	VMULPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap19AVX512Consts<>+512(SB), Z3
-	VMAXPS       Z4, Z3, Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+544(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+576(SB), Z4
-	VMULPS       Z4, Z3, Z4
-	VRNDSCALEPS  $0x00, Z4, Z4
-	VBROADCASTSS ocannlMap19AVX512Consts<>+608(SB), Z7
-	VFNMADD231PS Z7, Z4, Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+640(SB), Z7
-	VFNMADD231PS Z7, Z4, Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+672(SB), Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+704(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+736(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+768(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+800(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+832(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+832(SB), Z3
-	VMULPS       Z3, Z4, Z3
-	VRNDSCALEPS  $0x01, Z3, Z3
-	VSUBPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap19AVX512Consts<>+864(SB), Z8
-	VADDPS       Z8, Z3, Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+896(SB), Z8
-	VPADDD       Z8, Z3, Z3
-	VPSLLD       $0x17, Z3, Z3
-	VMULPS       Z3, Z7, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+864(SB), Z3
-	VADDPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap19AVX512Consts<>+896(SB), Z3
-	VPADDD       Z3, Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z7, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+480(SB), Z3
-	VMULPS       Z3, Z5, Z5
-	VFMADD231PS  Z7, Z5, Z7
-	VMULPS       Z6, Z7, Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z3
-	VSUBPS       Z7, Z3, Z3
-	VCMPPS       $0x01, Z0, Z1, K1
-	VBLENDMPS    Z7, Z3, K1, Z2
-	VMULPS       Z1, Z2, Z2
+	VMOVUPS      (CX), Z25
+	VPANDD       Z8, Z25, Z26
+	VMINPS       Z26, Z9, Z26
+	VADDPS       Z1, Z26, Z27
+	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z28
+	VDIVPS       Z27, Z28, Z28
+	VSUBPS       Z1, Z26, Z27
+	VMULPS       Z28, Z27, Z27
+	VBROADCASTSS ocannlMap19AVX512Consts<>+736(SB), Z29
+	VFMADD213PS  Z10, Z27, Z29
+	VFMADD213PS  Z11, Z27, Z29
+	VFMADD213PS  Z12, Z27, Z29
+	VFMADD213PS  Z13, Z27, Z29
+	VFMADD213PS  Z14, Z27, Z29
+	VFMADD213PS  Z15, Z27, Z29
+	VFMADD213PS  Z16, Z27, Z29
+	VFMADD213PS  Z17, Z27, Z29
+	VFMADD213PS  Z18, Z27, Z29
+	VFMADD213PS  Z19, Z27, Z29
+	VMULPS       Z28, Z29, Z29
+	VMULPS       Z26, Z26, Z27
+	VMOVUPS      Z27, Z28
+	VFMSUB231PS  Z26, Z26, Z28
+	VMULPS       Z3, Z27, Z27
+	VMAXPS       Z27, Z20, Z26
+	VMINPS       Z26, Z21, Z26
+	VMULPS       Z22, Z26, Z27
+	VRNDSCALEPS  $0x00, Z27, Z27
+	VFNMADD231PS Z23, Z27, Z26
+	VFNMADD231PS Z24, Z27, Z26
+	VBROADCASTSS ocannlMap19AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap19AVX512Consts<>+800(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap19AVX512Consts<>+832(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap19AVX512Consts<>+864(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap19AVX512Consts<>+896(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VFMADD213PS  Z4, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VMULPS       Z4, Z27, Z26
+	VRNDSCALEPS  $0x01, Z26, Z26
+	VSUBPS       Z26, Z27, Z27
+	VADDPS       Z6, Z26, Z26
+	VPADDD       Z7, Z26, Z26
+	VPSLLD       $0x17, Z26, Z26
+	VMULPS       Z26, Z30, Z30
+	VADDPS       Z6, Z27, Z27
+	VPADDD       Z7, Z27, Z27
+	VPSLLD       $0x17, Z27, Z27
+	VMULPS       Z27, Z30, Z30
+	VMULPS       Z3, Z28, Z28
+	VFMADD231PS  Z30, Z28, Z30
+	VMULPS       Z29, Z30, Z30
+	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z26
+	VSUBPS       Z30, Z26, Z26
+	VCMPPS       $0x01, Z0, Z25, K1
+	VBLENDMPS    Z30, Z26, K1, Z2
+	VMULPS       Z25, Z2, Z2
 	VMOVUPS      Z2, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
@@ -11761,30 +11741,30 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap19AVX512Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap19AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap19AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap19AVX512Consts<>+92(SB)/4, $0x3f000000
 DATA ocannlMap19AVX512Consts<>+96(SB)/4, $0x3f800000
 DATA ocannlMap19AVX512Consts<>+100(SB)/4, $0x3f800000
 DATA ocannlMap19AVX512Consts<>+104(SB)/4, $0x3f800000
@@ -11793,206 +11773,206 @@ DATA ocannlMap19AVX512Consts<>+112(SB)/4, $0x3f800000
 DATA ocannlMap19AVX512Consts<>+116(SB)/4, $0x3f800000
 DATA ocannlMap19AVX512Consts<>+120(SB)/4, $0x3f800000
 DATA ocannlMap19AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap19AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap19AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap19AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap19AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap19AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap19AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap19AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap19AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap19AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap19AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap19AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap19AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap19AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap19AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap19AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap19AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap19AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap19AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap19AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap19AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap19AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap19AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap19AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap19AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap19AVX512Consts<>+924(SB)/4, $0x3e2aaaab
 GLOBL ocannlMap19AVX512Consts<>(SB), RODATA|NOPTR, $928
 
 // func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
@@ -12356,104 +12336,98 @@ TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap33AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap33AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap33AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap33AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap33AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap33AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap33AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap33AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap33AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap33AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap33AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap33AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap33AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap33AVX512Consts<>+672(SB), Z23
 	MOVQ         $0x000000c0, BX
 
 e1:
-	VMOVUPS      (DX), Z1
-	VBROADCASTSS ocannlMap33AVX512Consts<>+0(SB), Z3
-	VPANDD       Z3, Z1, Z3
-	VBROADCASTSS ocannlMap33AVX512Consts<>+32(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z4
-	VADDPS       Z4, Z3, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z5
-	VDIVPS       Z4, Z5, Z5
-	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z4
-	VSUBPS       Z4, Z3, Z4
-	VMULPS       Z5, Z4, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+160(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+192(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+224(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+256(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+288(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+448(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VMULPS       Z5, Z6, Z6
-	VMULPS       Z3, Z3, Z4
-	VMOVUPS      Z4, Z5
-	VFMSUB231PS  Z3, Z3, Z5
-	VBROADCASTSS ocannlMap33AVX512Consts<>+480(SB), Z7
-	VMULPS       Z7, Z4, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+512(SB), Z7
-	VMAXPS       Z4, Z7, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+544(SB), Z7
-	VMINPS       Z4, Z7, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+576(SB), Z7
-	VMULPS       Z7, Z4, Z7
-	VRNDSCALEPS  $0x00, Z7, Z7
-	VBROADCASTSS ocannlMap33AVX512Consts<>+608(SB), Z8
-	VFNMADD231PS Z8, Z7, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+640(SB), Z8
-	VFNMADD231PS Z8, Z7, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+672(SB), Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+704(SB), Z9
-	VFMADD213PS  Z9, Z4, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+736(SB), Z9
-	VFMADD213PS  Z9, Z4, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+768(SB), Z9
-	VFMADD213PS  Z9, Z4, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+800(SB), Z9
-	VFMADD213PS  Z9, Z4, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+832(SB), Z9
-	VFMADD213PS  Z9, Z4, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z9
-	VFMADD213PS  Z9, Z4, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z9
-	VFMADD213PS  Z9, Z4, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+832(SB), Z4
-	VMULPS       Z4, Z7, Z4
-	VRNDSCALEPS  $0x01, Z4, Z4
-	VSUBPS       Z4, Z7, Z7
-	VBROADCASTSS ocannlMap33AVX512Consts<>+864(SB), Z9
-	VADDPS       Z9, Z4, Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+896(SB), Z9
-	VPADDD       Z9, Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z8, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+864(SB), Z4
-	VADDPS       Z4, Z7, Z7
-	VBROADCASTSS ocannlMap33AVX512Consts<>+896(SB), Z4
-	VPADDD       Z4, Z7, Z7
-	VPSLLD       $0x17, Z7, Z7
-	VMULPS       Z7, Z8, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+480(SB), Z4
-	VMULPS       Z4, Z5, Z5
-	VFMADD231PS  Z8, Z5, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+928(SB), Z4
-	VFNMADD231PS Z4, Z3, Z6
-	VMULPS       Z6, Z8, Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z3
-	VSUBPS       Z8, Z3, Z3
-	VCMPPS       $0x01, Z0, Z1, K1
-	VBLENDMPS    Z8, Z3, K1, Z2
-	VMOVUPS      (CX), Z1
-	VMULPS       Z2, Z1, Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (AX)
+	VMOVUPS      (DX), Z24
+	VPANDD       Z8, Z24, Z25
+	VMINPS       Z25, Z9, Z25
+	VADDPS       Z1, Z25, Z26
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z27
+	VDIVPS       Z26, Z27, Z27
+	VSUBPS       Z1, Z25, Z26
+	VMULPS       Z27, Z26, Z26
+	VBROADCASTSS ocannlMap33AVX512Consts<>+704(SB), Z28
+	VFMADD213PS  Z10, Z26, Z28
+	VFMADD213PS  Z11, Z26, Z28
+	VFMADD213PS  Z12, Z26, Z28
+	VFMADD213PS  Z13, Z26, Z28
+	VFMADD213PS  Z14, Z26, Z28
+	VFMADD213PS  Z15, Z26, Z28
+	VFMADD213PS  Z16, Z26, Z28
+	VFMADD213PS  Z17, Z26, Z28
+	VFMADD213PS  Z18, Z26, Z28
+	VFMADD213PS  Z19, Z26, Z28
+	VMULPS       Z27, Z28, Z28
+	VMULPS       Z25, Z25, Z26
+	VMOVUPS      Z26, Z27
+	VFMSUB231PS  Z25, Z25, Z27
+	VMULPS       Z3, Z26, Z26
+	VMAXPS       Z26, Z20, Z26
+	VMINPS       Z26, Z21, Z26
+	VMULPS       Z22, Z26, Z29
+	VRNDSCALEPS  $0x00, Z29, Z29
+	VFNMADD231PS Z23, Z29, Z26
+	VBROADCASTSS ocannlMap33AVX512Consts<>+736(SB), Z30
+	VFNMADD231PS Z30, Z29, Z26
+	VBROADCASTSS ocannlMap33AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap33AVX512Consts<>+800(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap33AVX512Consts<>+832(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap33AVX512Consts<>+864(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap33AVX512Consts<>+896(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VFMADD213PS  Z4, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VMULPS       Z4, Z29, Z26
+	VRNDSCALEPS  $0x01, Z26, Z26
+	VSUBPS       Z26, Z29, Z29
+	VADDPS       Z6, Z26, Z26
+	VPADDD       Z7, Z26, Z26
+	VPSLLD       $0x17, Z26, Z26
+	VMULPS       Z26, Z30, Z30
+	VADDPS       Z6, Z29, Z29
+	VPADDD       Z7, Z29, Z29
+	VPSLLD       $0x17, Z29, Z29
+	VMULPS       Z29, Z30, Z30
+	VMULPS       Z3, Z27, Z27
+	VFMADD231PS  Z30, Z27, Z30
+	VBROADCASTSS ocannlMap33AVX512Consts<>+928(SB), Z26
+	VFNMADD231PS Z26, Z25, Z28
+	VMULPS       Z28, Z30, Z30
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z25
+	VSUBPS       Z30, Z25, Z25
+	VCMPPS       $0x01, Z0, Z24, K1
+	VBLENDMPS    Z30, Z25, K1, Z2
+	VMOVUPS      (CX), Z24
+	VMULPS       Z2, Z24, Z24
+	VADDPS       Z0, Z24, Z24
+	VMOVUPS      Z24, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	ADDQ         $+64, DX
@@ -12462,30 +12436,30 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX512Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap33AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap33AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+92(SB)/4, $0x3f000000
 DATA ocannlMap33AVX512Consts<>+96(SB)/4, $0x3f800000
 DATA ocannlMap33AVX512Consts<>+100(SB)/4, $0x3f800000
 DATA ocannlMap33AVX512Consts<>+104(SB)/4, $0x3f800000
@@ -12494,206 +12468,206 @@ DATA ocannlMap33AVX512Consts<>+112(SB)/4, $0x3f800000
 DATA ocannlMap33AVX512Consts<>+116(SB)/4, $0x3f800000
 DATA ocannlMap33AVX512Consts<>+120(SB)/4, $0x3f800000
 DATA ocannlMap33AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap33AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap33AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap33AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap33AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap33AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap33AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap33AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap33AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap33AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap33AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap33AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap33AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+704(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+708(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+712(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+716(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+720(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+724(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+728(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+732(SB)/4, $0x38682e04
+DATA ocannlMap33AVX512Consts<>+736(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+740(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+744(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+748(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+752(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+756(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+760(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+764(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+924(SB)/4, $0x3e2aaaab
 DATA ocannlMap33AVX512Consts<>+928(SB)/4, $0x3ecc422a
 DATA ocannlMap33AVX512Consts<>+932(SB)/4, $0x3ecc422a
 DATA ocannlMap33AVX512Consts<>+936(SB)/4, $0x3ecc422a
@@ -13140,53 +13114,49 @@ TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000400, DX
 
 e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
+	VMOVUPS      (CX), Z13
+	VMAXPS       Z13, Z4, Z13
+	VMINPS       Z13, Z5, Z13
+	VMULPS       Z6, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z7, Z14, Z13
+	VFNMADD231PS Z8, Z14, Z13
+	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VFMADD213PS  Z12, Z13, Z15
+	VFMADD213PS  Z0, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VMULPS       Z0, Z14, Z13
+	VRNDSCALEPS  $0x01, Z13, Z13
+	VSUBPS       Z13, Z14, Z14
+	VADDPS       Z2, Z13, Z13
+	VPADDD       Z3, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMULPS       Z13, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VMOVUPS      Z15, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	DECQ         DX
@@ -13194,118 +13164,118 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x39500d01
 GLOBL ocannlMap50AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
@@ -13363,99 +13333,93 @@ TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlMap53AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap53AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap53AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap53AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap53AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap53AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap53AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap53AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap53AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap53AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap53AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap53AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap53AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap53AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap53AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap53AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap53AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000600, DX
 
 e1:
-	VMOVUPS      (CX), Z1
-	VBROADCASTSS ocannlMap53AVX512Consts<>+0(SB), Z3
-	VPANDD       Z3, Z1, Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+32(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z4
-	VADDPS       Z4, Z3, Z4
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z5
-	VDIVPS       Z4, Z5, Z5
-	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z4
-	VSUBPS       Z4, Z3, Z4
-	VMULPS       Z5, Z4, Z4
-	VBROADCASTSS ocannlMap53AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+160(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+192(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+224(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+256(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+288(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+448(SB), Z7
-	VFMADD213PS  Z7, Z4, Z6
-	VMULPS       Z5, Z6, Z6
-	VMULPS       Z3, Z3, Z4
-	VMOVUPS      Z4, Z5
-	VFMSUB231PS  Z3, Z3, Z5
-	VBROADCASTSS ocannlMap53AVX512Consts<>+480(SB), Z3
-	VMULPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap53AVX512Consts<>+512(SB), Z3
-	VMAXPS       Z4, Z3, Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+544(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+576(SB), Z4
-	VMULPS       Z4, Z3, Z4
-	VRNDSCALEPS  $0x00, Z4, Z4
-	VBROADCASTSS ocannlMap53AVX512Consts<>+608(SB), Z7
-	VFNMADD231PS Z7, Z4, Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+640(SB), Z7
-	VFNMADD231PS Z7, Z4, Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+672(SB), Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+704(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+736(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+768(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+800(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+832(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z8
-	VFMADD213PS  Z8, Z3, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+832(SB), Z3
-	VMULPS       Z3, Z4, Z3
-	VRNDSCALEPS  $0x01, Z3, Z3
-	VSUBPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap53AVX512Consts<>+864(SB), Z8
-	VADDPS       Z8, Z3, Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+896(SB), Z8
-	VPADDD       Z8, Z3, Z3
-	VPSLLD       $0x17, Z3, Z3
-	VMULPS       Z3, Z7, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+864(SB), Z3
-	VADDPS       Z3, Z4, Z4
-	VBROADCASTSS ocannlMap53AVX512Consts<>+896(SB), Z3
-	VPADDD       Z3, Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z7, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+480(SB), Z3
-	VMULPS       Z3, Z5, Z5
-	VFMADD231PS  Z7, Z5, Z7
-	VMULPS       Z6, Z7, Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z3
-	VSUBPS       Z7, Z3, Z3
-	VCMPPS       $0x01, Z0, Z1, K1
-	VBLENDMPS    Z7, Z3, K1, Z2
-	VMULPS       Z1, Z2, Z2
+	VMOVUPS      (CX), Z25
+	VPANDD       Z8, Z25, Z26
+	VMINPS       Z26, Z9, Z26
+	VADDPS       Z1, Z26, Z27
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z28
+	VDIVPS       Z27, Z28, Z28
+	VSUBPS       Z1, Z26, Z27
+	VMULPS       Z28, Z27, Z27
+	VBROADCASTSS ocannlMap53AVX512Consts<>+736(SB), Z29
+	VFMADD213PS  Z10, Z27, Z29
+	VFMADD213PS  Z11, Z27, Z29
+	VFMADD213PS  Z12, Z27, Z29
+	VFMADD213PS  Z13, Z27, Z29
+	VFMADD213PS  Z14, Z27, Z29
+	VFMADD213PS  Z15, Z27, Z29
+	VFMADD213PS  Z16, Z27, Z29
+	VFMADD213PS  Z17, Z27, Z29
+	VFMADD213PS  Z18, Z27, Z29
+	VFMADD213PS  Z19, Z27, Z29
+	VMULPS       Z28, Z29, Z29
+	VMULPS       Z26, Z26, Z27
+	VMOVUPS      Z27, Z28
+	VFMSUB231PS  Z26, Z26, Z28
+	VMULPS       Z3, Z27, Z27
+	VMAXPS       Z27, Z20, Z26
+	VMINPS       Z26, Z21, Z26
+	VMULPS       Z22, Z26, Z27
+	VRNDSCALEPS  $0x00, Z27, Z27
+	VFNMADD231PS Z23, Z27, Z26
+	VFNMADD231PS Z24, Z27, Z26
+	VBROADCASTSS ocannlMap53AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap53AVX512Consts<>+800(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap53AVX512Consts<>+832(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap53AVX512Consts<>+864(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VBROADCASTSS ocannlMap53AVX512Consts<>+896(SB), Z31
+	VFMADD213PS  Z31, Z26, Z30
+	VFMADD213PS  Z4, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VFMADD213PS  Z5, Z26, Z30
+	VMULPS       Z4, Z27, Z26
+	VRNDSCALEPS  $0x01, Z26, Z26
+	VSUBPS       Z26, Z27, Z27
+	VADDPS       Z6, Z26, Z26
+	VPADDD       Z7, Z26, Z26
+	VPSLLD       $0x17, Z26, Z26
+	VMULPS       Z26, Z30, Z30
+	VADDPS       Z6, Z27, Z27
+	VPADDD       Z7, Z27, Z27
+	VPSLLD       $0x17, Z27, Z27
+	VMULPS       Z27, Z30, Z30
+	VMULPS       Z3, Z28, Z28
+	VFMADD231PS  Z30, Z28, Z30
+	VMULPS       Z29, Z30, Z30
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z26
+	VSUBPS       Z30, Z26, Z26
+	VCMPPS       $0x01, Z0, Z25, K1
+	VBLENDMPS    Z30, Z26, K1, Z2
+	VMULPS       Z25, Z2, Z2
 	VMOVUPS      Z2, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
@@ -13464,30 +13428,30 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap53AVX512Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap53AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap53AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+92(SB)/4, $0x3f000000
 DATA ocannlMap53AVX512Consts<>+96(SB)/4, $0x3f800000
 DATA ocannlMap53AVX512Consts<>+100(SB)/4, $0x3f800000
 DATA ocannlMap53AVX512Consts<>+104(SB)/4, $0x3f800000
@@ -13496,206 +13460,206 @@ DATA ocannlMap53AVX512Consts<>+112(SB)/4, $0x3f800000
 DATA ocannlMap53AVX512Consts<>+116(SB)/4, $0x3f800000
 DATA ocannlMap53AVX512Consts<>+120(SB)/4, $0x3f800000
 DATA ocannlMap53AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap53AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap53AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap53AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap53AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap53AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap53AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap53AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap53AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap53AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap53AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap53AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap53AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap53AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+924(SB)/4, $0x3e2aaaab
 GLOBL ocannlMap53AVX512Consts<>(SB), RODATA|NOPTR, $928
 
 // func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
