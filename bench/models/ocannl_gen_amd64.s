@@ -29081,9 +29081,12 @@ TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000020, BX
 
-e1:
+row1:
+	MOVQ $0x00000010, SI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VADDPS  Z1, Z0, Z0
@@ -29091,8 +29094,11 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -30420,17 +30426,23 @@ TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000018, DX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000018, SI
+
+e2:
 	VMOVUPS (CX), Z1
 	VSUBPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -30485,10 +30497,13 @@ TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (BX), Z0
-	MOVQ         $0x00000018, BX
+	MOVQ         $0x00000010, DI
 
-e1:
+row1:
+	VBROADCASTSS (BX), Z0
+	MOVQ         $0x00000018, R8
+
+e2:
 	VMOVUPS (CX), Z1
 	VMOVUPS (DX), Z2
 	VMULPS  Z2, Z1, Z1
@@ -30500,8 +30515,13 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	ADDQ    $+64, SI
-	DECQ    BX
-	JNZ     e1
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $-1536, CX
+	ADDQ    $+4, BX
+	ADDQ    $-1536, SI
+	DECQ    DI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -30548,55 +30568,61 @@ TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	VBROADCASTSS ocannlMap72AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap72AVX512Consts<>+32(SB), Z2
-	VBROADCASTSS ocannlMap72AVX512Consts<>+64(SB), Z3
-	VBROADCASTSS ocannlMap72AVX512Consts<>+96(SB), Z4
-	VBROADCASTSS ocannlMap72AVX512Consts<>+128(SB), Z5
-	VBROADCASTSS ocannlMap72AVX512Consts<>+160(SB), Z6
-	VBROADCASTSS ocannlMap72AVX512Consts<>+192(SB), Z7
-	VBROADCASTSS ocannlMap72AVX512Consts<>+224(SB), Z8
-	VBROADCASTSS ocannlMap72AVX512Consts<>+256(SB), Z9
-	VBROADCASTSS ocannlMap72AVX512Consts<>+288(SB), Z10
-	VBROADCASTSS ocannlMap72AVX512Consts<>+320(SB), Z11
-	VBROADCASTSS ocannlMap72AVX512Consts<>+352(SB), Z12
-	VBROADCASTSS ocannlMap72AVX512Consts<>+384(SB), Z13
-	MOVQ         $0x00000008, DX
+	VBROADCASTSS ocannlMap72AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap72AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap72AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap72AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap72AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap72AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap72AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap72AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap72AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap72AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap72AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap72AVX512Consts<>+384(SB), Z12
+	MOVQ         $0x00000060, BX
 
-e1:
+row1:
+	VBROADCASTSS (DX), Z13
+	MOVQ         $0x00000008, SI
+
+e2:
 	VMOVUPS      (CX), Z14
-	VSUBPS       Z0, Z14, Z14
-	VMAXPS       Z14, Z5, Z14
-	VMINPS       Z14, Z6, Z14
-	VMULPS       Z7, Z14, Z15
+	VSUBPS       Z13, Z14, Z14
+	VMAXPS       Z14, Z4, Z14
+	VMINPS       Z14, Z5, Z14
+	VMULPS       Z6, Z14, Z15
 	VRNDSCALEPS  $0x00, Z15, Z15
+	VFNMADD231PS Z7, Z15, Z14
 	VFNMADD231PS Z8, Z15, Z14
-	VFNMADD231PS Z9, Z15, Z14
 	VBROADCASTSS ocannlMap72AVX512Consts<>+416(SB), Z16
+	VFMADD213PS  Z9, Z14, Z16
 	VFMADD213PS  Z10, Z14, Z16
 	VFMADD213PS  Z11, Z14, Z16
 	VFMADD213PS  Z12, Z14, Z16
-	VFMADD213PS  Z13, Z14, Z16
+	VFMADD213PS  Z0, Z14, Z16
 	VFMADD213PS  Z1, Z14, Z16
-	VFMADD213PS  Z2, Z14, Z16
-	VFMADD213PS  Z2, Z14, Z16
-	VMULPS       Z1, Z15, Z14
+	VFMADD213PS  Z1, Z14, Z16
+	VMULPS       Z0, Z15, Z14
 	VRNDSCALEPS  $0x01, Z14, Z14
 	VSUBPS       Z14, Z15, Z15
-	VADDPS       Z3, Z14, Z14
-	VPADDD       Z4, Z14, Z14
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
 	VPSLLD       $0x17, Z14, Z14
 	VMULPS       Z14, Z16, Z16
-	VADDPS       Z3, Z15, Z15
-	VPADDD       Z4, Z15, Z15
+	VADDPS       Z2, Z15, Z15
+	VPADDD       Z3, Z15, Z15
 	VPSLLD       $0x17, Z15, Z15
 	VMULPS       Z15, Z16, Z16
 	VMOVUPS      Z16, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -30773,9 +30799,12 @@ TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlMap74AVX512Consts<>+640(SB), Z22
 	VBROADCASTSS ocannlMap74AVX512Consts<>+672(SB), Z23
 	VBROADCASTSS ocannlMap74AVX512Consts<>+704(SB), Z24
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000060, SI
+
+e2:
 	VMOVUPS      (CX), Z25
 	VMOVUPS      (DX), Z26
 	VADDPS       Z26, Z25, Z25
@@ -30843,8 +30872,11 @@ e1:
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	ADDQ         $+64, DX
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $-6144, DX
 	DECQ         BX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -31091,9 +31123,12 @@ TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000018, SI
+	MOVQ         $0x00000010, SI
 
-e1:
+row1:
+	MOVQ $0x00000018, DI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMOVUPS (BX), Z2
@@ -31104,8 +31139,11 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	ADDQ    $+64, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-1536, BX
 	DECQ    SI
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -31117,40 +31155,75 @@ TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000010, SI
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000010, SI
+
+e2:
 	VMOVUPS (CX), Z1
 	VSUBPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX512(c *float32, x0 *float32)
+// func ocannlMap78AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap77AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap77AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap77AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap77AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap77AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap77AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap77AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap78AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap78AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap78AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap78AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap78AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap78AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap78AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap78AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap78AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap78AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap78AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap78AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap78AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000100, DX
 
 e1:
@@ -31161,7 +31234,7 @@ e1:
 	VRNDSCALEPS  $0x00, Z14, Z14
 	VFNMADD231PS Z7, Z14, Z13
 	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap78AVX512Consts<>+416(SB), Z15
 	VFMADD213PS  Z9, Z13, Z15
 	VFMADD213PS  Z10, Z13, Z15
 	VFMADD213PS  Z11, Z13, Z15
@@ -31188,131 +31261,134 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap77AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap77AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap78AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap78AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap78AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap78AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap78AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap78AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap78AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap78AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap78AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap78AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap78AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap78AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap78AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap78AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap78AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap78AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap78AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000018, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000018, SI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMULPS  Z1, Z0, Z0
@@ -31320,24 +31396,30 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1536, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000018, DX
+	MOVQ         $0x00000010, SI
 
-e1:
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000018, DI
+
+e2:
 	VMOVUPS (CX), Z1
 	VDIVPS  Z0, Z1, Z1
 	VMOVUPS (BX), Z2
@@ -31346,22 +31428,29 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, BX
-	DECQ    DX
-	JNZ     e1
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $+4, DX
+	ADDQ    $-1536, BX
+	DECQ    SI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000060, SI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VADDPS  Z1, Z0, Z0
@@ -31369,41 +31458,44 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-6144, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX512(c *float32, x0 *float32)
+// func ocannlMap83AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap82AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap82AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap82AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap82AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap82AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap82AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap82AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap82AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap82AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap82AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap82AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap82AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap82AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap82AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap82AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap82AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap82AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap82AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap82AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap82AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap82AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap82AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap82AVX512Consts<>+704(SB), Z24
+	VBROADCASTSS ocannlMap83AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap83AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap83AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap83AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap83AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap83AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap83AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap83AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap83AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap83AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap83AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap83AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap83AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap83AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap83AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap83AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap83AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap83AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap83AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap83AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap83AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap83AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap83AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000600, DX
 
 e1:
@@ -31411,11 +31503,11 @@ e1:
 	VPANDD       Z8, Z25, Z26
 	VMINPS       Z26, Z9, Z26
 	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap82AVX512Consts<>+96(SB), Z28
+	VBROADCASTSS ocannlMap83AVX512Consts<>+96(SB), Z28
 	VDIVPS       Z27, Z28, Z28
 	VSUBPS       Z1, Z26, Z27
 	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap82AVX512Consts<>+736(SB), Z29
+	VBROADCASTSS ocannlMap83AVX512Consts<>+736(SB), Z29
 	VFMADD213PS  Z10, Z27, Z29
 	VFMADD213PS  Z11, Z27, Z29
 	VFMADD213PS  Z12, Z27, Z29
@@ -31437,14 +31529,14 @@ e1:
 	VRNDSCALEPS  $0x00, Z27, Z27
 	VFNMADD231PS Z23, Z27, Z26
 	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap82AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap82AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap83AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap83AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap82AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap83AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap82AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap83AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap82AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap83AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -31463,7 +31555,7 @@ e1:
 	VMULPS       Z3, Z28, Z28
 	VFMADD231PS  Z30, Z28, Z30
 	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap82AVX512Consts<>+96(SB), Z26
+	VBROADCASTSS ocannlMap83AVX512Consts<>+96(SB), Z26
 	VSUBPS       Z30, Z26, Z26
 	VCMPPS       $0x01, Z0, Z25, K1
 	VBLENDMPS    Z30, Z26, K1, Z2
@@ -31476,243 +31568,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap82AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap82AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap82AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap82AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap82AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap82AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap82AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap82AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap82AVX512Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap83AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap83AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap83AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap83AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap83AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap83AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap83AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap83AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap83AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap83AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap83AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap83AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap83AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap83AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap83AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap83AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap83AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+GLOBL ocannlMap83AVX512Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -31734,18 +31826,21 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000010, CX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000010, SI
+
+e2:
 	VMOVUPS (DX), Z1
 	VMULPS  Z1, Z0, Z1
 	VMOVUPS (AX), Z2
@@ -31753,14 +31848,17 @@ e1:
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
-	DECQ    CX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX512(c *float32)
+// func ocannlMap86AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -31775,20 +31873,23 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, SI
+
+row1:
 	VBROADCASTSS (DX), Z2
 	VBROADCASTSS (BX), Z3
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, DI
 
-e1:
+e2:
 	VMOVUPS   (CX), Z4
 	VCMPPS    $0x00, Z2, Z4, K1
 	VBLENDMPS Z1, Z0, K1, Z5
@@ -31799,14 +31900,19 @@ e1:
 	VMOVUPS   Z4, (AX)
 	ADDQ      $+64, AX
 	ADDQ      $+64, CX
-	DECQ      DX
-	JNZ       e1
+	DECQ      DI
+	JNZ       e2
+	ADDQ      $-1024, CX
+	ADDQ      $+4, DX
+	ADDQ      $+4, BX
+	DECQ      SI
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -31827,9 +31933,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -31853,9 +31959,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX512(c *float32, x0 *float32)
+// func ocannlMap90AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -31873,9 +31979,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -31897,9 +32003,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX512(c *float32, x0 *float32)
+// func ocannlMap92AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -31919,30 +32025,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000018, CX
-
-e1:
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, DX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
@@ -31951,10 +32033,43 @@ TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000018, DX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000018, SI
+
+e2:
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000018, SI
+
+e2:
 	VMOVUPS (CX), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (AX), Z2
@@ -31962,61 +32077,70 @@ e1:
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX512(c *float32, x0 *float32)
+// func ocannlMap95AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000018, CX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000018, BX
+
+e2:
 	VMOVUPS (AX), Z1
 	VADDPS  Z1, Z0, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap95AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap95AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap95AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap95AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap95AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap95AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap95AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap95AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap95AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap95AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap95AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap95AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap95AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap95AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap95AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap95AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap95AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap95AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap95AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap95AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap95AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap95AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap96AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap96AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap96AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap96AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap96AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap96AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap96AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap96AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap96AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap96AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap96AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap96AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap96AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap96AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap96AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap96AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap96AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap96AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap96AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap96AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap96AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap96AVX512Consts<>+672(SB), Z23
 	MOVQ         $0x00000600, BX
 
 e1:
@@ -32024,11 +32148,11 @@ e1:
 	VPANDD       Z8, Z24, Z25
 	VMINPS       Z25, Z9, Z25
 	VADDPS       Z1, Z25, Z26
-	VBROADCASTSS ocannlMap95AVX512Consts<>+96(SB), Z27
+	VBROADCASTSS ocannlMap96AVX512Consts<>+96(SB), Z27
 	VDIVPS       Z26, Z27, Z27
 	VSUBPS       Z1, Z25, Z26
 	VMULPS       Z27, Z26, Z26
-	VBROADCASTSS ocannlMap95AVX512Consts<>+704(SB), Z28
+	VBROADCASTSS ocannlMap96AVX512Consts<>+704(SB), Z28
 	VFMADD213PS  Z10, Z26, Z28
 	VFMADD213PS  Z11, Z26, Z28
 	VFMADD213PS  Z12, Z26, Z28
@@ -32049,16 +32173,16 @@ e1:
 	VMULPS       Z22, Z26, Z29
 	VRNDSCALEPS  $0x00, Z29, Z29
 	VFNMADD231PS Z23, Z29, Z26
-	VBROADCASTSS ocannlMap95AVX512Consts<>+736(SB), Z30
+	VBROADCASTSS ocannlMap96AVX512Consts<>+736(SB), Z30
 	VFNMADD231PS Z30, Z29, Z26
-	VBROADCASTSS ocannlMap95AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap95AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap96AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap96AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap95AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap96AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap95AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap96AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap95AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap96AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -32076,10 +32200,10 @@ e1:
 	VMULPS       Z29, Z30, Z30
 	VMULPS       Z3, Z27, Z27
 	VFMADD231PS  Z30, Z27, Z30
-	VBROADCASTSS ocannlMap95AVX512Consts<>+928(SB), Z26
+	VBROADCASTSS ocannlMap96AVX512Consts<>+928(SB), Z26
 	VFNMADD231PS Z26, Z25, Z28
 	VMULPS       Z28, Z30, Z30
-	VBROADCASTSS ocannlMap95AVX512Consts<>+96(SB), Z25
+	VBROADCASTSS ocannlMap96AVX512Consts<>+96(SB), Z25
 	VSUBPS       Z30, Z25, Z25
 	VCMPPS       $0x01, Z0, Z24, K1
 	VBLENDMPS    Z30, Z25, K1, Z2
@@ -32095,251 +32219,251 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap95AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap95AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap95AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap95AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap95AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap95AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap95AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap95AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap95AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap95AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap95AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap95AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap95AVX512Consts<>+704(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+708(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+712(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+716(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+720(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+724(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+728(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+732(SB)/4, $0x38682e04
-DATA ocannlMap95AVX512Consts<>+736(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+740(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+744(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+748(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+752(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+756(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+760(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+764(SB)/4, $0xb102e308
-DATA ocannlMap95AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap95AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap95AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX512Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX512Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX512Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX512Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX512Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX512Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX512Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX512Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap95AVX512Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap96AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap96AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap96AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap96AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap96AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap96AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap96AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap96AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap96AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap96AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap96AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap96AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap96AVX512Consts<>+704(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+708(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+712(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+716(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+720(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+724(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+728(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+732(SB)/4, $0x38682e04
+DATA ocannlMap96AVX512Consts<>+736(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+740(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+744(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+748(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+752(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+756(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+760(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+764(SB)/4, $0xb102e308
+DATA ocannlMap96AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap96AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap96AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX512Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX512Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX512Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX512Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX512Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX512Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX512Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX512Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap96AVX512Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap96AVX512(c *float32, x0 *float32)
+// func ocannlMap97AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -32358,9 +32482,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32387,9 +32511,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX512(c *float32, x0 *float32)
+// func ocannlMap99AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -32413,9 +32537,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap100AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32437,9 +32561,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX512(c *float32)
+// func ocannlMap101AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -32454,9 +32578,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32491,9 +32615,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32526,9 +32650,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX512(c *float32, x0 *float32)
+// func ocannlMap104AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -32547,9 +32671,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX512(c *float32)
+// func ocannlMap105AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -32572,9 +32696,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX512(c *float32)
+// func ocannlMap106AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -32597,9 +32721,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32624,9 +32748,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32656,9 +32780,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32688,9 +32812,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32730,9 +32854,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32767,9 +32891,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32799,9 +32923,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32841,9 +32965,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32878,9 +33002,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32915,9 +33039,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX512(c *float32, x0 *float32)
+// func ocannlMap116AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -32936,9 +33060,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32960,9 +33084,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -32985,26 +33109,26 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX512(c *float32, x0 *float32)
+// func ocannlMap119AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap118AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap118AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap118AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap118AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap118AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap118AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap118AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap118AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap118AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap118AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap118AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap118AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap118AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap119AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap119AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap119AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap119AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap119AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap119AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap119AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap119AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap119AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap119AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap119AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap119AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap119AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000014, DX
 
 e1:
@@ -33015,7 +33139,7 @@ e1:
 	VRNDSCALEPS  $0x00, Z14, Z14
 	VFNMADD231PS Z7, Z14, Z13
 	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap118AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap119AVX512Consts<>+416(SB), Z15
 	VFMADD213PS  Z9, Z13, Z15
 	VFMADD213PS  Z10, Z13, Z15
 	VFMADD213PS  Z11, Z13, Z15
@@ -33042,123 +33166,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap118AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap118AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap118AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap118AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap118AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap118AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap118AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap118AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap118AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap118AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap118AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap118AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap118AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap118AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap118AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap118AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap118AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap119AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap119AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap119AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap119AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap119AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap119AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap119AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap119AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap119AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap119AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap119AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap119AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap119AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap119AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap119AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap119AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap119AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -33185,9 +33309,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -33208,9 +33332,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -33235,9 +33359,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -33267,9 +33391,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX512(c *float32, x0 *float32)
+// func ocannlMap125AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -33289,9 +33413,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -33322,30 +33446,36 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX512(c *float32, x0 *float32)
+// func ocannlMap127AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000008, DX
 
-e1:
+row1:
+	MOVQ $0x00000020, BX
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (AX), Z1
 	VADDPS  Z1, Z0, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+768, AX
 	DECQ    DX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX512(c *float32)
+// func ocannlMap128AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33359,9 +33489,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX512(c *float32)
+// func ocannlMap129AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33375,9 +33505,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX512(c *float32)
+// func ocannlMap130AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33397,9 +33527,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX512(c *float32)
+// func ocannlMap131AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33419,9 +33549,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -33446,9 +33576,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX512(c *float32)
+// func ocannlMap133AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33462,9 +33592,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX512(c *float32)
+// func ocannlMap134AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33478,9 +33608,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX512(c *float32)
+// func ocannlMap135AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33500,9 +33630,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX512(c *float32)
+// func ocannlMap136AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33522,9 +33652,36 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX512(c *float32)
+// func ocannlMap137AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	MOVQ $0x00000020, BX
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+384, AX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap138AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33538,9 +33695,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX512(c *float32)
+// func ocannlMap139AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33554,9 +33711,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX512(c *float32)
+// func ocannlMap140AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap140AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33571,9 +33728,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX512(c *float32)
+// func ocannlMap141AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap141AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -33589,6 +33746,33 @@ e2:
 	JNZ     e2
 	ADDQ    $+2112, AX
 	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap142AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap142AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	MOVQ $0x00000020, BX
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+192, AX
+	DECQ    DX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -55618,7 +55802,10 @@ TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	MOVQ         $0x00000020, BX
 
-e1:
+row1:
+	MOVQ $0x00000020, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VADDPS  Y1, Y0, Y0
@@ -55626,8 +55813,11 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -56959,17 +57149,23 @@ TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000030, DX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000030, SI
+
+e2:
 	VMOVUPS (CX), Y1
 	VSUBPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -57024,10 +57220,13 @@ TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (BX), Y0
-	MOVQ         $0x00000030, BX
+	MOVQ         $0x00000010, DI
 
-e1:
+row1:
+	VBROADCASTSS (BX), Y0
+	MOVQ         $0x00000030, R8
+
+e2:
 	VMOVUPS (CX), Y1
 	VMOVUPS (DX), Y2
 	VMULPS  Y2, Y1, Y1
@@ -57039,8 +57238,13 @@ e1:
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
 	ADDQ    $+32, SI
-	DECQ    BX
-	JNZ     e1
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $-1536, CX
+	ADDQ    $+4, BX
+	ADDQ    $-1536, SI
+	DECQ    DI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -57087,10 +57291,13 @@ TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000060, BX
 
-e1:
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000010, SI
+
+e2:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPD      ocannlMap72AVX2Consts<>+0(SB), Y2
@@ -57123,8 +57330,11 @@ e1:
 	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -57278,9 +57488,12 @@ TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x000000c0, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x000000c0, SI
+
+e2:
 	VMOVUPS      (CX), Y1
 	VMOVUPS      (DX), Y2
 	VADDPS       Y2, Y1, Y1
@@ -57347,8 +57560,11 @@ e1:
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $-6144, DX
 	DECQ         BX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -57595,9 +57811,12 @@ TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000030, SI
+	MOVQ         $0x00000010, SI
 
-e1:
+row1:
+	MOVQ $0x00000030, DI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMOVUPS (BX), Y2
@@ -57608,8 +57827,11 @@ e1:
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
 	ADDQ    $+32, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $-1536, BX
 	DECQ    SI
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -57621,23 +57843,58 @@ TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000020, SI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000020, SI
+
+e2:
 	VMOVUPS (CX), Y1
 	VSUBPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -57646,31 +57903,31 @@ TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap78AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap78AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap77AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap78AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap77AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap77AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap77AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap78AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap78AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap78AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap78AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap78AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap78AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap78AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap78AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap78AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap78AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap78AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap78AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap78AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap78AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap78AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -57681,123 +57938,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap77AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap78AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap78AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap78AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap78AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap78AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap78AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap78AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap78AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap78AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap78AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap78AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap78AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap78AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap78AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap78AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap78AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap78AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap78AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap78AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap78AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap78AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap78AVX2(c *float32, x0 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -57810,83 +58067,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap79AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap79AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap79AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap79AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap79AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap79AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap79AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap79AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap79AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap79AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap79AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap79AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap79AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap79AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap79AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap79AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap79AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap79AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap79AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap79AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap79AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap79AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap79AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap79AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap79AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap79AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap79AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap79AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap79AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap79AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap79AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap79AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap79AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap79AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap79AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap79AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap79AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap79AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap79AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap79AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap79AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap79AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap79AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap79AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -57898,99 +58155,102 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap78AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap79AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap79AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap79AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap79AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap79AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap79AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap79AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap79AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap79AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap79AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap79AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap79AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap79AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap79AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap79AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap79AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap79AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap79AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap79AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap79AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap79AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap79AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap79AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap79AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap79AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap79AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap79AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap79AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap79AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap79AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap79AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap79AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap79AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap79AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap79AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap79AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap79AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap79AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap79AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap79AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap79AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap79AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap79AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap79AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap79AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap79AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap79AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap79AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap79AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap79AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap79AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap79AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap79AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap79AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap79AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap79AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap79AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap79AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap79AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap79AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap79AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap79AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap79AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap79AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap79AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap79AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap79AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap79AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap79AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap79AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap79AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap79AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap79AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap79AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap79AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap79AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap79AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap79AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap79AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap79AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap79AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000030, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000030, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMULPS  Y1, Y0, Y0
@@ -57998,24 +58258,30 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1536, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000030, DX
+	MOVQ         $0x00000010, SI
 
-e1:
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000030, DI
+
+e2:
 	VMOVUPS (CX), Y1
 	VDIVPS  Y0, Y1, Y1
 	VMOVUPS (BX), Y2
@@ -58024,22 +58290,29 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, BX
-	DECQ    DX
-	JNZ     e1
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $+4, DX
+	ADDQ    $-1536, BX
+	DECQ    SI
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x000000c0, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x000000c0, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VADDPS  Y1, Y0, Y0
@@ -58047,14 +58320,17 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-6144, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX2(c *float32, x0 *float32)
+// func ocannlMap83AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -58063,61 +58339,61 @@ TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y1
-	VANDPS       ocannlMap82AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap82AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap83AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap83AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap82AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap82AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap83AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap83AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap82AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap83AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap82AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap82AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap83AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap83AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap82AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap82AVX2Consts<>+512(SB), Y2
+	VMULPS       ocannlMap83AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap83AVX2Consts<>+512(SB), Y2
 	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap82AVX2Consts<>+544(SB), Y3
+	VMOVUPD      ocannlMap83AVX2Consts<>+544(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap82AVX2Consts<>+576(SB), Y2, Y3
+	VMULPS       ocannlMap83AVX2Consts<>+576(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap82AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap82AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap82AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap82AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap82AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap82AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap82AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap82AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap82AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap82AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap82AVX2Consts<>+832(SB), Y3, Y2
+	VFNMADD231PS ocannlMap83AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap83AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap83AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap83AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap83AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap83AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap83AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap83AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap83AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap83AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap83AVX2Consts<>+832(SB), Y3, Y2
 	VROUNDPS     $0x01, Y2, Y2
 	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap82AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap82AVX2Consts<>+896(SB), Y2, Y2
+	VADDPS       ocannlMap83AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap83AVX2Consts<>+896(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap82AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap82AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap83AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap83AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap82AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap83AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y6, Y4, Y6
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap82AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap83AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y6, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y3
 	VBLENDVPS    Y3, Y6, Y2, Y2
@@ -58130,243 +58406,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap82AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap82AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap82AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap82AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap82AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap82AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap82AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap82AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap82AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap82AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap82AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap82AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap82AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap82AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap82AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap82AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap82AVX2Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap83AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap83AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap83AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap83AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap83AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap83AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap83AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap83AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap83AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap83AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap83AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap83AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap83AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap83AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap83AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap83AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap83AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap83AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap83AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap83AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap83AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap83AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap83AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap83AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap83AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap83AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap83AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap83AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap83AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap83AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap83AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap83AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap83AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap83AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap83AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap83AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap83AVX2Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -58388,18 +58664,21 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
-	MOVQ         $0x00000020, CX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000020, SI
+
+e2:
 	VMOVUPS (DX), Y1
 	VMULPS  Y1, Y0, Y1
 	VMOVUPS (AX), Y2
@@ -58407,14 +58686,17 @@ e1:
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
-	DECQ    CX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX2(c *float32)
+// func ocannlMap86AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -58429,20 +58711,23 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, SI
+
+row1:
 	VBROADCASTSS (DX), Y2
 	VBROADCASTSS (BX), Y3
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000020, DI
 
-e1:
+e2:
 	VMOVUPS   (CX), Y4
 	VCMPPS    $0x00, Y2, Y4, Y4
 	VBLENDVPS Y4, Y1, Y0, Y4
@@ -58453,14 +58738,19 @@ e1:
 	VMOVUPS   Y5, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
-	DECQ      DX
-	JNZ       e1
+	DECQ      DI
+	JNZ       e2
+	ADDQ      $-1024, CX
+	ADDQ      $+4, DX
+	ADDQ      $+4, BX
+	DECQ      SI
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -58481,9 +58771,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -58507,9 +58797,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX2(c *float32, x0 *float32)
+// func ocannlMap90AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -58527,9 +58817,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -58551,9 +58841,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX2(c *float32, x0 *float32)
+// func ocannlMap92AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -58573,30 +58863,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
-	MOVQ         $0x00000030, CX
-
-e1:
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, DX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
@@ -58605,10 +58871,43 @@ TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000030, DX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000030, SI
+
+e2:
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000030, SI
+
+e2:
 	VMOVUPS (CX), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (AX), Y2
@@ -58616,34 +58915,43 @@ e1:
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX2(c *float32, x0 *float32)
+// func ocannlMap95AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
-	MOVQ         $0x00000030, CX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000030, BX
+
+e2:
 	VMOVUPS (AX), Y1
 	VADDPS  Y1, Y0, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -58653,62 +58961,62 @@ TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS      (DX), Y1
-	VANDPS       ocannlMap95AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap95AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap96AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap96AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap95AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap95AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap96AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap96AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap95AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap96AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap95AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap95AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap96AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap96AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap95AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap95AVX2Consts<>+512(SB), Y6
+	VMULPS       ocannlMap96AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap96AVX2Consts<>+512(SB), Y6
 	VMAXPS       Y3, Y6, Y3
-	VMOVUPD      ocannlMap95AVX2Consts<>+544(SB), Y6
+	VMOVUPD      ocannlMap96AVX2Consts<>+544(SB), Y6
 	VMINPS       Y3, Y6, Y3
-	VMULPS       ocannlMap95AVX2Consts<>+576(SB), Y3, Y6
+	VMULPS       ocannlMap96AVX2Consts<>+576(SB), Y3, Y6
 	VROUNDPS     $0x00, Y6, Y6
-	VFNMADD231PS ocannlMap95AVX2Consts<>+608(SB), Y6, Y3
-	VFNMADD231PS ocannlMap95AVX2Consts<>+640(SB), Y6, Y3
-	VMOVUPD      ocannlMap95AVX2Consts<>+672(SB), Y7
-	VFMADD213PS  ocannlMap95AVX2Consts<>+704(SB), Y3, Y7
-	VFMADD213PS  ocannlMap95AVX2Consts<>+736(SB), Y3, Y7
-	VFMADD213PS  ocannlMap95AVX2Consts<>+768(SB), Y3, Y7
-	VFMADD213PS  ocannlMap95AVX2Consts<>+800(SB), Y3, Y7
-	VFMADD213PS  ocannlMap95AVX2Consts<>+832(SB), Y3, Y7
-	VFMADD213PS  ocannlMap95AVX2Consts<>+96(SB), Y3, Y7
-	VFMADD213PS  ocannlMap95AVX2Consts<>+96(SB), Y3, Y7
-	VMULPS       ocannlMap95AVX2Consts<>+832(SB), Y6, Y3
+	VFNMADD231PS ocannlMap96AVX2Consts<>+608(SB), Y6, Y3
+	VFNMADD231PS ocannlMap96AVX2Consts<>+640(SB), Y6, Y3
+	VMOVUPD      ocannlMap96AVX2Consts<>+672(SB), Y7
+	VFMADD213PS  ocannlMap96AVX2Consts<>+704(SB), Y3, Y7
+	VFMADD213PS  ocannlMap96AVX2Consts<>+736(SB), Y3, Y7
+	VFMADD213PS  ocannlMap96AVX2Consts<>+768(SB), Y3, Y7
+	VFMADD213PS  ocannlMap96AVX2Consts<>+800(SB), Y3, Y7
+	VFMADD213PS  ocannlMap96AVX2Consts<>+832(SB), Y3, Y7
+	VFMADD213PS  ocannlMap96AVX2Consts<>+96(SB), Y3, Y7
+	VFMADD213PS  ocannlMap96AVX2Consts<>+96(SB), Y3, Y7
+	VMULPS       ocannlMap96AVX2Consts<>+832(SB), Y6, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y6, Y6
-	VADDPS       ocannlMap95AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap95AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap96AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap96AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y7, Y7
-	VADDPS       ocannlMap95AVX2Consts<>+864(SB), Y6, Y6
-	VPADDD       ocannlMap95AVX2Consts<>+896(SB), Y6, Y6
+	VADDPS       ocannlMap96AVX2Consts<>+864(SB), Y6, Y6
+	VPADDD       ocannlMap96AVX2Consts<>+896(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
 	VMULPS       Y6, Y7, Y7
-	VMULPS       ocannlMap95AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap96AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y7, Y4, Y7
-	VFNMADD231PS ocannlMap95AVX2Consts<>+928(SB), Y2, Y5
+	VFNMADD231PS ocannlMap96AVX2Consts<>+928(SB), Y2, Y5
 	VMULPS       Y5, Y7, Y7
-	VMOVUPD      ocannlMap95AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap96AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y7, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y1
 	VBLENDVPS    Y1, Y7, Y2, Y1
@@ -58724,251 +59032,251 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap95AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap95AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap95AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap95AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap95AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap95AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap95AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap95AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap95AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap95AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap95AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap95AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap95AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap95AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap95AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap95AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap95AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap95AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap95AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap95AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap95AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap95AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap95AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap95AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap95AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap95AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap95AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap95AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap95AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+924(SB)/4, $0x0000007f
-DATA ocannlMap95AVX2Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX2Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX2Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX2Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX2Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX2Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX2Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap95AVX2Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap95AVX2Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap96AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap96AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap96AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap96AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap96AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap96AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap96AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap96AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap96AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap96AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap96AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap96AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap96AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap96AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap96AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap96AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap96AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap96AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap96AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap96AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap96AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap96AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap96AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap96AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap96AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap96AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap96AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap96AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap96AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap96AVX2Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX2Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX2Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX2Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX2Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX2Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX2Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap96AVX2Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap96AVX2Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap96AVX2(c *float32, x0 *float32)
+// func ocannlMap97AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -58987,9 +59295,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59016,9 +59324,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX2(c *float32, x0 *float32)
+// func ocannlMap99AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -59042,9 +59350,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap100AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59066,9 +59374,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX2(c *float32)
+// func ocannlMap101AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -59083,9 +59391,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59120,9 +59428,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59155,9 +59463,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX2(c *float32, x0 *float32)
+// func ocannlMap104AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -59176,9 +59484,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX2(c *float32)
+// func ocannlMap105AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -59200,9 +59508,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX2(c *float32)
+// func ocannlMap106AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -59224,9 +59532,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59256,9 +59564,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59293,9 +59601,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59325,9 +59633,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59367,9 +59675,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59404,9 +59712,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59436,9 +59744,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59478,9 +59786,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59515,9 +59823,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59552,9 +59860,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX2(c *float32, x0 *float32)
+// func ocannlMap116AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -59573,9 +59881,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59604,9 +59912,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -59633,9 +59941,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX2(c *float32, x0 *float32)
+// func ocannlMap119AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -59644,31 +59952,31 @@ TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap118AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap119AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap118AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap119AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap118AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap119AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap118AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap118AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap118AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap118AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap118AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap118AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap118AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap118AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap118AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap118AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap118AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap119AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap119AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap119AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap119AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap119AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap119AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap119AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap119AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap119AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap119AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap119AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap118AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap118AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap119AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap119AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap118AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap118AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap119AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap119AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -59679,123 +59987,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap118AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap118AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap118AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap118AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap118AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap118AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap118AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap118AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap118AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap118AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap118AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap118AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap118AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap118AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap118AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap118AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap118AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap118AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap118AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap118AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap118AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap118AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap119AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap119AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap119AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap119AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap119AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap119AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap119AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap119AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap119AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap119AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap119AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap119AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap119AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap119AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap119AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap119AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap119AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap119AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap119AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap119AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap119AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap119AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap119AVX2(c *float32, x0 *float32)
+// func ocannlMap120AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -59808,83 +60116,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap119AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap119AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap119AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap119AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap119AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap120AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap120AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap120AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap120AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap120AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap119AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap120AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap119AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap119AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap120AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap120AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap119AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap119AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap119AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap119AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap120AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap120AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap120AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap120AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap119AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap119AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap119AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap120AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap120AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap120AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap119AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap120AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap119AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap119AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap119AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap119AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap119AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap119AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap120AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap120AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap120AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap120AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap120AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap120AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap119AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap119AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap119AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap119AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap119AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap120AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap120AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap120AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap120AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap120AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap119AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap120AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap119AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap119AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap120AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap120AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap119AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap119AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap119AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap119AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap120AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap120AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap120AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap120AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap119AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap119AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap119AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap120AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap120AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap120AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap119AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap120AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap119AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap119AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap119AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap119AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap119AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap119AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap120AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap120AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap120AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap120AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap120AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap120AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -59896,91 +60204,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap119AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap119AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap119AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap119AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap119AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap119AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap119AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap119AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap119AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap119AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap119AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap119AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap119AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap119AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap119AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap119AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap119AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap119AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap119AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap119AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap119AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap119AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap119AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap119AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap119AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap119AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap119AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap119AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap119AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap119AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap119AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap119AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap119AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap119AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap119AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap119AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap119AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap119AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap119AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap119AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap119AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap119AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap119AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap119AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap119AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap119AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap119AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap119AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap119AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap119AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap119AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap119AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap119AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap119AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap119AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap119AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap119AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap119AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap119AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap119AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap119AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap119AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap119AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap119AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap119AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap119AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap119AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap119AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap119AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap119AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap119AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap119AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap119AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap119AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap119AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap119AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap119AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap119AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap119AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap119AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap119AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap120AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap120AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap120AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap120AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap120AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap120AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap120AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap120AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap120AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap120AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap120AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap120AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap120AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap120AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap120AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap120AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap120AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap120AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap120AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap120AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap120AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap120AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap120AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap120AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap120AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap120AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap120AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap120AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap120AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap120AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap120AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap120AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap120AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap120AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap120AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap120AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap120AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap120AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap120AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap120AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap120AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap120AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap120AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap120AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap120AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap120AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap120AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap120AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap120AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap120AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap120AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap120AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap120AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap120AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap120AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap120AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap120AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap120AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap120AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap120AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap120AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap120AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap120AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap120AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap120AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap120AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap120AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap120AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap120AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap120AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap120AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap120AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap120AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap120AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap120AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap120AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap120AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap120AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap120AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap120AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap120AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60014,9 +60322,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60037,9 +60345,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60070,9 +60378,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60112,9 +60420,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX2(c *float32, x0 *float32)
+// func ocannlMap125AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -60134,9 +60442,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60167,30 +60475,36 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX2(c *float32, x0 *float32)
+// func ocannlMap127AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000008, DX
 
-e1:
+row1:
+	MOVQ $0x00000040, BX
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (AX), Y1
 	VADDPS  Y1, Y0, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+768, AX
 	DECQ    DX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX2(c *float32)
+// func ocannlMap128AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60204,9 +60518,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX2(c *float32)
+// func ocannlMap129AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60220,9 +60534,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX2(c *float32)
+// func ocannlMap130AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60242,9 +60556,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX2(c *float32)
+// func ocannlMap131AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60264,9 +60578,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60291,9 +60605,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX2(c *float32)
+// func ocannlMap133AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60307,9 +60621,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX2(c *float32)
+// func ocannlMap134AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60323,9 +60637,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX2(c *float32)
+// func ocannlMap135AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60345,9 +60659,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX2(c *float32)
+// func ocannlMap136AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60367,9 +60681,36 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX2(c *float32)
+// func ocannlMap137AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	MOVQ $0x00000040, BX
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+384, AX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap138AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60383,9 +60724,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX2(c *float32)
+// func ocannlMap139AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60399,9 +60740,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX2(c *float32)
+// func ocannlMap140AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap140AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60421,9 +60762,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX2(c *float32)
+// func ocannlMap141AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap141AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -60439,6 +60780,33 @@ e2:
 	JNZ     e2
 	ADDQ    $+2112, AX
 	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap142AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap142AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000020, DX
+
+row1:
+	MOVQ $0x00000040, BX
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+192, AX
+	DECQ    DX
 	JNZ     row1
 	VZEROUPPER
 	RET

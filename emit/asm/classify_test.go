@@ -95,7 +95,9 @@ let c = a ++ "i,j => i" `, nil, 0},
 
 // TestClassifyMap pins the pointwise kernels of a relu (all loops merge
 // into one axis), a bias add (the bias is constant along the rows, so the
-// rows stay a Go loop) and nests that are not maps.
+// rows do not merge: they run as rows in the kernel, or stay a Go loop
+// when a row alone fills a call, MapCallElems) and nests that are not
+// maps.
 func TestClassifyMap(t *testing.T) {
 	cases := []struct {
 		name, src string
@@ -106,7 +108,10 @@ func TestClassifyMap(t *testing.T) {
 let y = relu x`, 2048, 0, "c = relu(x0)"},
 		{"bias add", `input x : 32 | 300 = range
 input b : 300 = range
-let y = x + b`, 300, 1, "c = add(x0,x1)"},
+let y = x + b`, 300, 0, "c = add(x0,x1)"},
+		{"bias add over long rows", `input x : 4 | 5000 = range
+input b : 5000 = range
+let y = x + b`, 5000, 1, "c = add(x0,x1)"},
 		{"short rows run as rows in the kernel", `input x : 32 | 8 = range
 input b : 8 = range
 let y = x + b`, 8, 0, "c = add(x0,x1)"},
@@ -143,3 +148,4 @@ let y = sin x`, 0, 0, ""},
 		})
 	}
 }
+

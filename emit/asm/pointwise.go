@@ -312,10 +312,17 @@ func mergeMapAxes(axes []*mapAxis) []*mapAxis {
 // (MinMapElems, or MinCostlyMapElems for a costly primitive),
 // rows is the longest other axis, run as rows inside the kernel (nil
 // otherwise). ok is false when no axis fits or the rows stay too short.
+// A k of at least minElems but shorter than MapCallElems takes the
+// other axis nearest in C's memory (nearestAxis) as rows, when there is
+// one, so that a call covers more than one row (and its rows lie
+// together, as the Go loop visited them).
 func pickMapAxes(axes []*mapAxis, minElems int, kn target.Kernels) (k, rows *mapAxis, ok bool) {
 	k = kernelAxis(axes)
 	if k == nil {
 		return nil, nil, false
+	}
+	if k.extent >= minElems && k.extent < kn.MapCallElems {
+		return k, nearestAxis(axes, k, nil), true
 	}
 	if k.extent < minElems {
 		for _, x := range axes {

@@ -10525,9 +10525,12 @@ TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000030, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000030, SI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VADDPS  Z1, Z0, Z0
@@ -10535,8 +10538,13 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+21504, AX
+	ADDQ    $+21504, CX
+	ADDQ    $-3072, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -10716,55 +10724,61 @@ TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z4
-	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z5
-	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z6
-	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z7
-	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z8
-	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z9
-	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z10
-	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z11
-	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z12
-	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z13
-	MOVQ         $0x00000004, DX
+	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z12
+	MOVQ         $0x00000020, BX
 
-e1:
+row1:
+	VBROADCASTSS (DX), Z13
+	MOVQ         $0x00000004, SI
+
+e2:
 	VMOVUPS      (CX), Z14
-	VSUBPS       Z0, Z14, Z14
-	VMAXPS       Z14, Z5, Z14
-	VMINPS       Z14, Z6, Z14
-	VMULPS       Z7, Z14, Z15
+	VSUBPS       Z13, Z14, Z14
+	VMAXPS       Z14, Z4, Z14
+	VMINPS       Z14, Z5, Z14
+	VMULPS       Z6, Z14, Z15
 	VRNDSCALEPS  $0x00, Z15, Z15
+	VFNMADD231PS Z7, Z15, Z14
 	VFNMADD231PS Z8, Z15, Z14
-	VFNMADD231PS Z9, Z15, Z14
 	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z16
+	VFMADD213PS  Z9, Z14, Z16
 	VFMADD213PS  Z10, Z14, Z16
 	VFMADD213PS  Z11, Z14, Z16
 	VFMADD213PS  Z12, Z14, Z16
-	VFMADD213PS  Z13, Z14, Z16
+	VFMADD213PS  Z0, Z14, Z16
 	VFMADD213PS  Z1, Z14, Z16
-	VFMADD213PS  Z2, Z14, Z16
-	VFMADD213PS  Z2, Z14, Z16
-	VMULPS       Z1, Z15, Z14
+	VFMADD213PS  Z1, Z14, Z16
+	VMULPS       Z0, Z15, Z14
 	VRNDSCALEPS  $0x01, Z14, Z14
 	VSUBPS       Z14, Z15, Z15
-	VADDPS       Z3, Z14, Z14
-	VPADDD       Z4, Z14, Z14
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
 	VPSLLD       $0x17, Z14, Z14
 	VMULPS       Z14, Z16, Z16
-	VADDPS       Z3, Z15, Z15
-	VPADDD       Z4, Z15, Z15
+	VADDPS       Z2, Z15, Z15
+	VPADDD       Z3, Z15, Z15
 	VPSLLD       $0x17, Z15, Z15
 	VMULPS       Z15, Z16, Z16
 	VMOVUPS      Z16, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -10919,9 +10933,12 @@ TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000030, SI
+	MOVQ         $0x00000010, SI
 
-e1:
+row1:
+	MOVQ $0x00000030, DI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMOVUPS (BX), Z2
@@ -10932,8 +10949,14 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	ADDQ    $+64, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $+21504, AX
+	ADDQ    $+21504, CX
+	ADDQ    $+21504, DX
+	ADDQ    $+21504, BX
 	DECQ    SI
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -10968,9 +10991,12 @@ TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlMap10AVX512Consts<>+640(SB), Z22
 	VBROADCASTSS ocannlMap10AVX512Consts<>+672(SB), Z23
 	VBROADCASTSS ocannlMap10AVX512Consts<>+704(SB), Z24
-	MOVQ         $0x00000018, BX
+	MOVQ         $0x00000008, BX
 
-e1:
+row1:
+	MOVQ $0x00000018, SI
+
+e2:
 	VMOVUPS      (CX), Z25
 	VMOVUPS      (DX), Z26
 	VADDPS       Z26, Z25, Z25
@@ -11038,8 +11064,11 @@ e1:
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	ADDQ         $+64, DX
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $-1536, DX
 	DECQ         BX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -11399,9 +11428,12 @@ TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z10
 	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z11
 	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z12
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	MOVQ $0x00000040, BX
+
+e2:
 	VMOVUPS      (CX), Z13
 	VMAXPS       Z13, Z4, Z13
 	VMINPS       Z13, Z5, Z13
@@ -11431,8 +11463,12 @@ e1:
 	VMOVUPS      Z15, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          e2
+	ADDQ         $+28672, AX
+	ADDQ         $+28672, CX
 	DECQ         DX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -11624,9 +11660,12 @@ TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000018, BX
+	MOVQ         $0x00000008, BX
 
-e1:
+row1:
+	MOVQ $0x00000018, SI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VADDPS  Z1, Z0, Z0
@@ -11634,8 +11673,11 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1536, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -11669,9 +11711,12 @@ TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlMap19AVX512Consts<>+640(SB), Z22
 	VBROADCASTSS ocannlMap19AVX512Consts<>+672(SB), Z23
 	VBROADCASTSS ocannlMap19AVX512Consts<>+704(SB), Z24
-	MOVQ         $0x000000c0, DX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	MOVQ $0x000000c0, BX
+
+e2:
 	VMOVUPS      (CX), Z25
 	VPANDD       Z8, Z25, Z26
 	VMINPS       Z26, Z9, Z26
@@ -11736,8 +11781,12 @@ e1:
 	VMOVUPS      Z2, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          e2
+	ADDQ         $+86016, AX
+	ADDQ         $+86016, CX
 	DECQ         DX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -12685,17 +12734,24 @@ TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000030, DX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	MOVQ $0x00000030, BX
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (AX), Z1
 	VADDPS  Z1, Z0, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+21504, AX
+	ADDQ    $+21504, CX
 	DECQ    DX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -13326,36 +13382,65 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000040, BX
+
+row1:
+	MOVQ $0x00000018, SI
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1536, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap53AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap53AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap53AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap53AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap53AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap53AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap53AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap53AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap53AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap53AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap53AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap53AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap53AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap53AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap53AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap53AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap53AVX512Consts<>+704(SB), Z24
+	VBROADCASTSS ocannlMap54AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap54AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap54AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap54AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap54AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap54AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap54AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap54AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap54AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap54AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap54AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap54AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap54AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap54AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap54AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap54AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap54AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap54AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap54AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap54AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap54AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap54AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap54AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000600, DX
 
 e1:
@@ -13363,11 +13448,11 @@ e1:
 	VPANDD       Z8, Z25, Z26
 	VMINPS       Z26, Z9, Z26
 	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z28
+	VBROADCASTSS ocannlMap54AVX512Consts<>+96(SB), Z28
 	VDIVPS       Z27, Z28, Z28
 	VSUBPS       Z1, Z26, Z27
 	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap53AVX512Consts<>+736(SB), Z29
+	VBROADCASTSS ocannlMap54AVX512Consts<>+736(SB), Z29
 	VFMADD213PS  Z10, Z27, Z29
 	VFMADD213PS  Z11, Z27, Z29
 	VFMADD213PS  Z12, Z27, Z29
@@ -13389,14 +13474,14 @@ e1:
 	VRNDSCALEPS  $0x00, Z27, Z27
 	VFNMADD231PS Z23, Z27, Z26
 	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap53AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap53AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap54AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap54AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap53AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap54AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap53AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap54AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap53AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap54AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -13415,7 +13500,7 @@ e1:
 	VMULPS       Z3, Z28, Z28
 	VFMADD231PS  Z30, Z28, Z30
 	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z26
+	VBROADCASTSS ocannlMap54AVX512Consts<>+96(SB), Z26
 	VSUBPS       Z30, Z26, Z26
 	VCMPPS       $0x01, Z0, Z25, K1
 	VBLENDMPS    Z30, Z26, K1, Z2
@@ -13428,243 +13513,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap53AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap53AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap53AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap53AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap53AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap53AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap53AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap53AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap53AVX512Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap54AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap54AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap54AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap54AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap54AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap54AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap54AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap54AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap54AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap54AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap54AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap54AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap54AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap54AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap54AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap54AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap54AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+GLOBL ocannlMap54AVX512Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19934,9 +20019,12 @@ TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000010, BX
 
-e1:
+row1:
+	MOVQ $0x00000060, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VADDPS  Y1, Y0, Y0
@@ -19944,8 +20032,13 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+21504, AX
+	ADDQ    $+21504, CX
+	ADDQ    $-3072, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -20125,10 +20218,13 @@ TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000020, BX
 
-e1:
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000008, SI
+
+e2:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPD      ocannlMap7AVX2Consts<>+0(SB), Y2
@@ -20161,8 +20257,11 @@ e1:
 	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -20317,9 +20416,12 @@ TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, SI
+	MOVQ         $0x00000010, SI
 
-e1:
+row1:
+	MOVQ $0x00000060, DI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMOVUPS (BX), Y2
@@ -20330,8 +20432,14 @@ e1:
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
 	ADDQ    $+32, BX
+	DECQ    DI
+	JNZ     e2
+	ADDQ    $+21504, AX
+	ADDQ    $+21504, CX
+	ADDQ    $+21504, DX
+	ADDQ    $+21504, BX
 	DECQ    SI
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -20343,9 +20451,12 @@ TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000030, BX
+	MOVQ         $0x00000008, BX
 
-e1:
+row1:
+	MOVQ $0x00000030, SI
+
+e2:
 	VMOVUPS      (CX), Y1
 	VMOVUPS      (DX), Y2
 	VADDPS       Y2, Y1, Y1
@@ -20412,8 +20523,11 @@ e1:
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
+	DECQ         SI
+	JNZ          e2
+	ADDQ         $-1536, DX
 	DECQ         BX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -20760,9 +20874,12 @@ TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	MOVQ $0x00000080, BX
+
+e2:
 	VMOVUPS      (CX), Y0
 	VMOVUPD      ocannlMap14AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
@@ -20794,8 +20911,12 @@ e1:
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
+	DECQ         BX
+	JNZ          e2
+	ADDQ         $+28672, AX
+	ADDQ         $+28672, CX
 	DECQ         DX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -21172,9 +21293,12 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000030, BX
+	MOVQ         $0x00000008, BX
 
-e1:
+row1:
+	MOVQ $0x00000030, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VADDPS  Y1, Y0, Y0
@@ -21182,8 +21306,11 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1536, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -21194,9 +21321,12 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000180, DX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	MOVQ $0x00000180, BX
+
+e2:
 	VMOVUPS      (CX), Y1
 	VANDPS       ocannlMap19AVX2Consts<>+0(SB), Y1, Y2
 	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y3
@@ -21260,8 +21390,12 @@ e1:
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
+	DECQ         BX
+	JNZ          e2
+	ADDQ         $+86016, AX
+	ADDQ         $+86016, CX
 	DECQ         DX
-	JNZ          e1
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -22184,17 +22318,24 @@ TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000010, DX
 
-e1:
+row1:
+	MOVQ $0x00000060, BX
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (AX), Y1
 	VADDPS  Y1, Y0, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+21504, AX
+	ADDQ    $+21504, CX
 	DECQ    DX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -22814,9 +22955,38 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000040, BX
+
+row1:
+	MOVQ $0x00000030, SI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1536, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22825,61 +22995,61 @@ TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y1
-	VANDPS       ocannlMap53AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap53AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap54AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap54AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap53AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap53AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap54AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap54AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap53AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap54AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap53AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap53AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap54AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap54AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap53AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap53AVX2Consts<>+512(SB), Y2
+	VMULPS       ocannlMap54AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap54AVX2Consts<>+512(SB), Y2
 	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap53AVX2Consts<>+544(SB), Y3
+	VMOVUPD      ocannlMap54AVX2Consts<>+544(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap53AVX2Consts<>+576(SB), Y2, Y3
+	VMULPS       ocannlMap54AVX2Consts<>+576(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap53AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap53AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap53AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap53AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap53AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap53AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap53AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap53AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap53AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap53AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap53AVX2Consts<>+832(SB), Y3, Y2
+	VFNMADD231PS ocannlMap54AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap54AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap54AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap54AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap54AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap54AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap54AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap54AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap54AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap54AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap54AVX2Consts<>+832(SB), Y3, Y2
 	VROUNDPS     $0x01, Y2, Y2
 	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap53AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap53AVX2Consts<>+896(SB), Y2, Y2
+	VADDPS       ocannlMap54AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap54AVX2Consts<>+896(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap53AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap53AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap54AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap54AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap53AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap54AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y6, Y4, Y6
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap53AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap54AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y6, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y3
 	VBLENDVPS    Y3, Y6, Y2, Y2
@@ -22892,243 +23062,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap53AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap53AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap53AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap53AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap53AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap53AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap53AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap53AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap53AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap53AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap53AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap53AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap53AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap53AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap53AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap53AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap53AVX2Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap54AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap54AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap54AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap54AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap54AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap54AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap54AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap54AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap54AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap54AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap54AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap54AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap54AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap54AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap54AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap54AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap54AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap54AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap54AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap54AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap54AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap54AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap54AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap54AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap54AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap54AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap54AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap54AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap54AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap54AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap54AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap54AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap54AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap54AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap54AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap54AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap54AVX2Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
