@@ -149,3 +149,38 @@ let y = sin x`, 0, 0, ""},
 	}
 }
 
+// TestStreamsB pins which broadcast kernels read their B slivers in
+// place on the AVX-512 tier (streamsB) rather than packing them: the
+// decoder's products with B rows 1536 bytes apart and several slivers
+// stream; rows a multiple of 2 KiB apart, a single sliver, or too few m
+// tiles to pack for keep their former blocking; the AVX2 tier packs.
+func TestStreamsB(t *testing.T) {
+	bc := func(m, n, k, am, ak, bk int) Spec {
+		return Spec{Elem: "float32", Kind: Broadcast, M: m, N: n, K: k, CM: n, CN: 1, AM: am, AK: ak, BK: bk, BN: 1}
+	}
+	cases := []struct {
+		name          string
+		s             Spec
+		stream, packs bool
+	}{
+		{"decoder M=128 N=384 K=1536", bc(128, 384, 1536, 1536, 1, 384), true, false},
+		{"decoder M=192 N=384, A transposed", bc(192, 384, 1024, 1, 1536, 384), true, false},
+		{"B rows 6 KiB apart", bc(1024, 192, 384, 384, 1, 1536), false, true},
+		{"one sliver", bc(384, 64, 1024, 1, 384, 384), false, true},
+		{"too few m tiles to pack", bc(12, 384, 384, 384, 1, 384), false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := AVX512()
+			if got := w.streamsB(&c.s); got != c.stream {
+				t.Errorf("AVX-512 streamsB = %v, want %v", got, c.stream)
+			}
+			if got := w.packs(&c.s); got != c.packs {
+				t.Errorf("AVX-512 packs = %v, want %v", got, c.packs)
+			}
+			if AVX2().streamsB(&c.s) {
+				t.Errorf("AVX2 streams B")
+			}
+		})
+	}
+}

@@ -18543,7 +18543,7 @@ type ocannlCharLMBackwardPart115 struct {
 // Part runs part j122 of the nest (0 <= j122 < 8).
 func (r123 *ocannlCharLMBackwardPart115) Part(j122 int) {
 	pNetBlock3Linear1W, scratch := r123.pNetBlock3Linear1W, r123.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j122][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j122][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
@@ -18665,7 +18665,7 @@ type ocannlCharLMBackwardPart118 struct {
 // Part runs part j126 of the nest (0 <= j126 < 8).
 func (r126 *ocannlCharLMBackwardPart118) Part(j126 int) {
 	gNetBlock3Linear2W, scratch := r126.gNetBlock3Linear2W, r126.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j126], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j126], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
@@ -20464,7 +20464,7 @@ type ocannlCharLMBackwardPart164 struct {
 // Part runs part j180 of the nest (0 <= j180 < 8).
 func (r177 *ocannlCharLMBackwardPart164) Part(j180 int) {
 	pNetBlock2Linear1W, scratch := r177.pNetBlock2Linear1W, r177.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j180][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j180][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
@@ -20586,7 +20586,7 @@ type ocannlCharLMBackwardPart167 struct {
 // Part runs part j184 of the nest (0 <= j184 < 8).
 func (r180 *ocannlCharLMBackwardPart167) Part(j184 int) {
 	gNetBlock2Linear2W, scratch := r180.gNetBlock2Linear2W, r180.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j184], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j184], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
@@ -22385,7 +22385,7 @@ type ocannlCharLMBackwardPart213 struct {
 // Part runs part j238 of the nest (0 <= j238 < 8).
 func (r231 *ocannlCharLMBackwardPart213) Part(j238 int) {
 	pNetBlock1Linear1W, scratch := r231.pNetBlock1Linear1W, r231.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j238][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j238][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
@@ -22507,7 +22507,7 @@ type ocannlCharLMBackwardPart216 struct {
 // Part runs part j242 of the nest (0 <= j242 < 8).
 func (r234 *ocannlCharLMBackwardPart216) Part(j242 int) {
 	gNetBlock1Linear2W, scratch := r234.gNetBlock1Linear2W, r234.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j242], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j242], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
