@@ -309,18 +309,14 @@ type ocannlConv2DPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlConv2DPart0) Part(j int) {
 	img, scratch := r.img, r.scratch
-	// float32 pointwise kernel over 2048 elements (c = x0): AVX512, AVX2.
+	// float32 pointwise kernel over 4 rows of 2048 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			for i1 := range 4 {
-				ocannlMap0AVX512(&scratch.img2[i0][i1+4*j+1][1][0], &img[i0][i1+4*j][0][0])
-			}
+			ocannlMap0AVX512(&scratch.img2[i0][4*j+1][1][0], &img[i0][4*j][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			for i1 := range 4 {
-				ocannlMap0AVX2(&scratch.img2[i0][i1+4*j+1][1][0], &img[i0][i1+4*j][0][0])
-			}
+			ocannlMap0AVX2(&scratch.img2[i0][4*j+1][1][0], &img[i0][4*j][0][0])
 		}
 	} else {
 		for i0 := range 8 {

@@ -4886,15 +4886,21 @@ TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, DX
+	MOVQ         $0x00000004, DX
 
-e1:
+row1:
+	MOVQ $0x00000080, BX
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+768, AX
 	DECQ    DX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -6958,14 +6964,20 @@ TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000004, DX
 
-e1:
+row1:
+	MOVQ $0x00000100, BX
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+768, AX
 	DECQ    DX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET

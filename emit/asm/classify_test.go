@@ -95,7 +95,9 @@ let c = a ++ "i,j => i" `, nil, 0},
 
 // TestClassifyMap pins the pointwise kernels of a relu (all loops merge
 // into one axis), a bias add (the bias is constant along the rows, so the
-// rows stay a Go loop) and nests that are not maps.
+// rows do not merge: they run as rows in the kernel, or stay a Go loop
+// when a row alone fills a call, MapCallElems) and nests that are not
+// maps.
 func TestClassifyMap(t *testing.T) {
 	cases := []struct {
 		name, src string
@@ -106,7 +108,10 @@ func TestClassifyMap(t *testing.T) {
 let y = relu x`, 2048, 0, "c = relu(x0)"},
 		{"bias add", `input x : 32 | 300 = range
 input b : 300 = range
-let y = x + b`, 300, 1, "c = add(x0,x1)"},
+let y = x + b`, 300, 0, "c = add(x0,x1)"},
+		{"bias add over long rows", `input x : 4 | 5000 = range
+input b : 5000 = range
+let y = x + b`, 5000, 1, "c = add(x0,x1)"},
 		{"short rows run as rows in the kernel", `input x : 32 | 8 = range
 input b : 8 = range
 let y = x + b`, 8, 0, "c = add(x0,x1)"},
@@ -139,6 +144,42 @@ let y = sin x`, 0, 0, ""},
 			}
 			if m.Spec.N != c.n || len(m.Outer) != c.outer || mapDesc(&m.Spec) != c.desc {
 				t.Fatalf("got N=%d, %d outer loops, %q; want N=%d, %d, %q", m.Spec.N, len(m.Outer), mapDesc(&m.Spec), c.n, c.outer, c.desc)
+			}
+		})
+	}
+}
+
+// TestStreamsB pins which broadcast kernels read their B slivers in
+// place on the AVX-512 tier (streamsB) rather than packing them: the
+// decoder's products with B rows 1536 bytes apart and several slivers
+// stream; rows a multiple of 2 KiB apart, a single sliver, or too few m
+// tiles to pack for keep their former blocking; the AVX2 tier packs.
+func TestStreamsB(t *testing.T) {
+	bc := func(m, n, k, am, ak, bk int) Spec {
+		return Spec{Elem: "float32", Kind: Broadcast, M: m, N: n, K: k, CM: n, CN: 1, AM: am, AK: ak, BK: bk, BN: 1}
+	}
+	cases := []struct {
+		name          string
+		s             Spec
+		stream, packs bool
+	}{
+		{"decoder M=128 N=384 K=1536", bc(128, 384, 1536, 1536, 1, 384), true, false},
+		{"decoder M=192 N=384, A transposed", bc(192, 384, 1024, 1, 1536, 384), true, false},
+		{"B rows 6 KiB apart", bc(1024, 192, 384, 384, 1, 1536), false, true},
+		{"one sliver", bc(384, 64, 1024, 1, 384, 384), false, true},
+		{"too few m tiles to pack", bc(12, 384, 384, 384, 1, 384), false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := AVX512()
+			if got := w.streamsB(&c.s); got != c.stream {
+				t.Errorf("AVX-512 streamsB = %v, want %v", got, c.stream)
+			}
+			if got := w.packs(&c.s); got != c.packs {
+				t.Errorf("AVX-512 packs = %v, want %v", got, c.packs)
+			}
+			if AVX2().streamsB(&c.s) {
+				t.Errorf("AVX2 streams B")
 			}
 		})
 	}

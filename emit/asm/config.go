@@ -161,10 +161,37 @@ func (c Config) dotKBlocks(s *Spec) []int {
 
 // packs reports whether a broadcast kernel packs its B slivers: when B's
 // rows are not already the sliver's width apart and at least PackMTiles
-// m tiles reuse each sliver.
+// m tiles reuse each sliver, unless it streams B (streamsB).
 func (c Config) packs(s *Spec) bool {
+	return c.reusesB(s) && !c.streamsB(s)
+}
+
+// reusesB reports whether enough m tiles reuse each B sliver (at least
+// PackMTiles, B larger than PackMinBBytes, rows not already the
+// sliver's width apart) for a copy of it to pay.
+func (c Config) reusesB(s *Spec) bool {
 	c = c.shaped(s)
 	return !s.folds() && s.BK != c.NRVec*c.lanes(s) && s.M >= c.PackMTiles*c.MR && s.K*s.BK*s.elemSize() > c.PackMinBBytes
+}
+
+// streamsB reports whether a broadcast kernel whose B slivers would be
+// packed (reusesB) reads them in place instead, its first m tile of each
+// sweep prefetching into L2 the next sliver's rows (nextSweepB): on the
+// AVX-512 tier, with at least two full slivers, and B's rows not a
+// multiple of 2 KiB apart (those fall into a few L1 sets and evict each
+// other across the m tiles: packed). Measured on Zen 4 (L1D 32 KiB,
+// TestGemmMeasure, the decoder's M=128..192 N=384 products with B rows
+// 1536 bytes apart): 111-112 to 115-116 GFLOP/s with the operands in
+// cache (no copy), 100-105 to 105-109 cold (the copy of a cold sliver
+// stalled the kernel; the prefetch overlaps the tiles). A larger L1 (Zen
+// 5's 48 KiB) holds more of the unpacked sliver, so it can only help.
+func (c Config) streamsB(s *Spec) bool {
+	if !c.Wide || !c.reusesB(s) {
+		return false
+	}
+	sh := c.shaped(s)
+	nr := sh.NRVec * sh.lanes(s)
+	return s.N >= 2*nr && s.N%nr == 0 && s.BK*s.elemSize()%2048 != 0
 }
 
 // blocking describes the cache blocking.

@@ -45,6 +45,9 @@ type kgen struct {
 	es     int // element size
 	lanes  int
 	labels int
+	// pfB: the offset the B prefetches of a tile add to its B row (0:
+	// none; see nextSweepB).
+	pfB int
 	// pack: the broadcast kernel copies each B sliver into its frame;
 	// transB: it transposes them (a dot spec in the transposed-B
 	// broadcast form, transb.go).
@@ -238,9 +241,20 @@ func (g *kgen) broadcastBlocks(cp, ap, bp reg.Register) {
 			aM, cM := c.GP64(), c.GP64()
 			c.LEAQ(mem(ap, aOff), aM)
 			c.MOVQ(cN, cM)
-			g.mTiles(g.cfg.MR, aM, cM, func(rows int) {
+			tile := func(rows int) {
 				g.tileBroadcast(rows, nv, partial, kc, accumulate, aM, bT, cM)
-			})
+			}
+			if pf := g.nextSweepB(kc, partial); pf != 0 && s.M >= 2*g.cfg.MR {
+				// The first m tile prefetches the B the next sweep reads.
+				g.pfB = pf
+				tile(g.cfg.MR)
+				g.pfB = 0
+				c.ADDQ(imm(g.cfg.MR*s.AM*g.es), aM)
+				c.ADDQ(imm(g.cfg.MR*s.CM*g.es), cM)
+				g.mTilesFrom(1, g.cfg.MR, aM, cM, tile)
+			} else {
+				g.mTiles(g.cfg.MR, aM, cM, tile)
+			}
 		}
 		g.loop(s.N/nr, "n", func() {
 			sweep(g.cfg.NRVec, 0)
@@ -292,6 +306,19 @@ func (g *kgen) packB(buf operand.Mem, bN reg.Register, nv, partial, kc, ahead in
 		c.ADDQ(imm(nr*g.es), dst)
 	})
 	return dst0
+}
+
+// nextSweepB is the offset in bytes from the B rows a sweep of a kernel
+// that streams B (streamsB) reads (kc steps of one sliver) to those the
+// next sweep reads, the next sliver's (after the last sliver of a k
+// block, the prefetch runs past the sliver: harmless); 0 when the
+// kernel does not stream B or its tiles do not prefetch (prefetches).
+func (g *kgen) nextSweepB(kc, partial int) int {
+	s := g.s
+	if g.transB || partial > 0 || !g.prefetches(kc) || !g.cfg.streamsB(s) {
+		return 0
+	}
+	return g.cfg.NRVec * g.lanes * s.BN * g.es
 }
 
 // bStride is the distance in bytes between consecutive k rows of the B
@@ -361,6 +388,11 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 		}
 		if pf && s.AK != 1 {
 			c.PREFETCHT0(mem(a, prefetchKAhead*s.AK*g.es))
+		}
+		if g.pfB != 0 {
+			for v := range nv {
+				c.PREFETCHT1(mem(b, g.pfB+v*g.cfg.VecBytes))
+			}
 		}
 		for r := range rows {
 			t := g.vec()
@@ -489,8 +521,13 @@ func (g *kgen) operands() (cp, ap, bp reg.Register) {
 // full tile, advancing aM and cM by its rows of A and C, then tile(r)
 // for the r rows left.
 func (g *kgen) mTiles(rows int, aM, cM reg.Register, tile func(rows int)) {
+	g.mTilesFrom(0, rows, aM, cM, tile)
+}
+
+// mTilesFrom is mTiles from full tile first on (the earlier ones run).
+func (g *kgen) mTilesFrom(first, rows int, aM, cM reg.Register, tile func(rows int)) {
 	c, s := g.c, g.s
-	g.loop(s.M/rows, "m", func() {
+	g.loop(s.M/rows-first, "m", func() {
 		tile(rows)
 		c.ADDQ(imm(rows*s.AM*g.es), aM)
 		c.ADDQ(imm(rows*s.CM*g.es), cM)

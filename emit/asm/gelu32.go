@@ -22,11 +22,11 @@ func (g *mgen) geluTail32(x reg.VecVirtual) (e, gg, a reg.VecVirtual) {
 	c := g.c
 	a = g.vec()
 	if g.cfg.Wide { // VANDPS on ZMM needs AVX512DQ
-		c.VPANDD(g.ld(g.b32(1<<31-1)), x, a)
+		c.VPANDD(g.kreg(g.b32(1<<31-1)), x, a)
 	} else {
 		c.VANDPS(g.b32(1<<31-1), x, a)
 	}
-	c.VMINPS(a, g.ld(g.k32(rt.Gelu32AMax)), a) // min(a, 14.5): NaN passes
+	c.VMINPS(a, g.kreg(g.k32(rt.Gelu32AMax)), a) // min(a, 14.5): NaN passes
 	d := g.vec()
 	c.VADDPS(g.kop(g.k32(rt.Gelu32K)), a, d)
 	r := g.ld(g.k32(1))

@@ -25,19 +25,21 @@ func kernelCases() []Spec {
 		bc := func(m, n, k, cm, am, ak, bk int, ow bool) {
 			out = append(out, Spec{Elem: elem, Kind: Broadcast, M: m, N: n, K: k, CM: cm, CN: 1, AM: am, AK: ak, BK: bk, BN: 1, Overwrite: ow})
 		}
-		bc(7, 19, 13, 19, 13, 1, 19, false)     // row-major, tails everywhere
-		bc(12, 32, 16, 32, 16, 1, 32, false)    // exact tiles
-		bc(13, 37, 600, 40, 600, 1, 37, false)  // k blocks, C rows with gaps
-		bc(9, 21, 30, 21, 1, 9, 21, false)      // A transposed
-		bc(1, 50, 40, 0, 0, 1, 50, false)       // no m axis
-		bc(6, 5, 9, 5, 9, 1, 5, true)           // overwrite, n < lanes
-		bc(20, 24, 1100, 24, 1100, 1, 24, true) // overwrite with k blocks
-		bc(45, 37, 300, 40, 1, 45, 37, false)   // B packed (both tiers), n tail, A transposed
-		bc(50, 48, 70, 48, 70, 1, 48, true)     // B packed, exact n slivers
-		bc(101, 70, 300, 70, 300, 1, 70, false) // the wide AVX-512 tile: m, n and k tails, k blocks, B packed
-		bc(96, 128, 64, 128, 64, 1, 128, true)  // the wide AVX-512 tile, exact, overwrite
-		bc(16, 96, 40, 100, 1, 16, 96, false)   // the AVX-512 8x3 tile: two slivers, A transposed
-		bc(50, 48, 64, 48, 64, 1, 48, true)     // the 8x3 tile with B packed, a row tail, overwrite
+		bc(7, 19, 13, 19, 13, 1, 19, false)        // row-major, tails everywhere
+		bc(12, 32, 16, 32, 16, 1, 32, false)       // exact tiles
+		bc(13, 37, 600, 40, 600, 1, 37, false)     // k blocks, C rows with gaps
+		bc(9, 21, 30, 21, 1, 9, 21, false)         // A transposed
+		bc(1, 50, 40, 0, 0, 1, 50, false)          // no m axis
+		bc(6, 5, 9, 5, 9, 1, 5, true)              // overwrite, n < lanes
+		bc(20, 24, 1100, 24, 1100, 1, 24, true)    // overwrite with k blocks
+		bc(45, 37, 300, 40, 1, 45, 37, false)      // B packed (both tiers), n tail, A transposed
+		bc(50, 48, 70, 48, 70, 1, 48, true)        // B packed, exact n slivers
+		bc(101, 70, 300, 70, 300, 1, 70, false)    // the wide AVX-512 tile: m, n and k tails, k blocks, B packed
+		bc(96, 128, 64, 128, 64, 1, 128, true)     // the wide AVX-512 tile, exact, overwrite
+		bc(16, 96, 40, 100, 1, 16, 96, false)      // the AVX-512 8x3 tile: two slivers, A transposed
+		bc(50, 48, 64, 48, 64, 1, 48, true)        // the 8x3 tile with B packed, a row tail, overwrite
+		bc(101, 192, 300, 200, 300, 1, 200, false) // AVX-512: B streamed (three slivers, k blocks, m tail, C rows with gaps)
+		bc(50, 128, 130, 128, 1, 50, 136, true)    // AVX-512: B streamed, A transposed, overwrite
 		// Folded reduction axes (K2, K3: the loops around a call of a
 		// convolution's kernel gradient): the ResNet's first-stage shape
 		// (m and n tails, rows of B overlapping along k2, k3 around the

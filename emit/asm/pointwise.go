@@ -10,6 +10,7 @@ import (
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/pass"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -311,10 +312,17 @@ func mergeMapAxes(axes []*mapAxis) []*mapAxis {
 // (MinMapElems, or MinCostlyMapElems for a costly primitive),
 // rows is the longest other axis, run as rows inside the kernel (nil
 // otherwise). ok is false when no axis fits or the rows stay too short.
+// A k of at least minElems but shorter than MapCallElems takes the
+// other axis nearest in C's memory (nearestAxis) as rows, when there is
+// one, so that a call covers more than one row (and its rows lie
+// together, as the Go loop visited them).
 func pickMapAxes(axes []*mapAxis, minElems int, kn target.Kernels) (k, rows *mapAxis, ok bool) {
 	k = kernelAxis(axes)
 	if k == nil {
 		return nil, nil, false
+	}
+	if k.extent >= minElems && k.extent < kn.MapCallElems {
+		return k, nearestAxis(axes, k, nil), true
 	}
 	if k.extent < minElems {
 		for _, x := range axes {
@@ -477,6 +485,10 @@ type mgen struct {
 	bcast  []reg.VecVirtual
 	// tr: the vector constants of transcend.go's primitives.
 	tr *vconsts
+	// hoisted: the table constants kept in registers (emitMap); record:
+	// told each read-only use of a table constant (hoistPlan).
+	hoisted map[vkey]reg.VecVirtual
+	record  func(vkey)
 }
 
 // constVec is the vector of constant v: loaded once before the loop, or,
@@ -652,8 +664,46 @@ func (g *mgen) goMinMax(op ops.AccumName, a, b reg.VecVirtual) reg.VecVirtual {
 	return g.sel(nan, g.binary(c.VADDPS, c.VADDPD, a, b), r)
 }
 
-// emitMap adds the pointwise kernel name implementing m.
+// emitMap adds the pointwise kernel name implementing m. In the AVX-512
+// tier a map of transcend.go's primitives keeps the table constants its
+// instructions only read (kreg) in registers, broadcast once before the
+// loops, as many as the registers allow (hoistPlan); the others are
+// broadcast where used, as before.
 func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, ctab operand.Mem, coff map[uint64]int) {
+	var hoist []vkey
+	if cfg.Wide && m.usesTrans() {
+		hoist = hoistPlan(cfg, m, name, maskTab, ctab, coff)
+	}
+	emitMapHoisting(c, cfg, m, name, maskTab, ctab, coff, hoist, nil)
+}
+
+// hoistPlan picks the read-only table constants of map m's kernel that
+// stay in registers: the most used first (ties in order of first use),
+// as many as a trial compilation of the kernel (avo's register
+// allocation over the 32 ZMM registers) accepts.
+func hoistPlan(cfg Config, m *MapSpec, name string, maskTab, ctab operand.Mem, coff map[uint64]int) []vkey {
+	uses := map[vkey]int{}
+	var order []vkey
+	emitMapHoisting(build.NewContext(), cfg, m, name, maskTab, ctab, coff, nil, func(k vkey) {
+		if uses[k] == 0 {
+			order = append(order, k)
+		}
+		uses[k]++
+	})
+	slices.SortStableFunc(order, func(a, b vkey) int { return uses[b] - uses[a] })
+	for n := len(order); n > 0; n-- {
+		t := build.NewContext()
+		emitMapHoisting(t, cfg, m, name, maskTab, ctab, coff, order[:n], nil)
+		if f, err := t.Result(); err == nil && pass.Compile.Execute(f) == nil {
+			return order[:n]
+		}
+	}
+	return nil
+}
+
+// emitMapHoisting is emitMap with the constants hoist kept in registers;
+// a non-nil record is told each read-only use of a table constant.
+func emitMapHoisting(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, ctab operand.Mem, coff map[uint64]int, hoist []vkey, record func(vkey)) {
 	c.Function(name)
 	c.Attributes(attr.NOSPLIT)
 	params := []string{"c"}
@@ -665,7 +715,7 @@ func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, cta
 	c.Doc(fmt.Sprintf("%s runs a %s pointwise kernel over %d elements: %s.", name, m.Elem, m.N, mapDesc(m)))
 	sp := &Spec{Elem: m.Elem}
 	g := &mgen{kgen: &kgen{c: c, cfg: cfg, s: sp, op: opsFor(m.Elem, c), es: sp.elemSize(), lanes: cfg.lanes(sp), maskTab: maskTab},
-		m: m, consts: map[uint64]reg.VecVirtual{}, ctab: ctab, coff: coff, tr: newVConsts(name)}
+		m: m, consts: map[uint64]reg.VecVirtual{}, ctab: ctab, coff: coff, tr: newVConsts(name), record: record}
 	cp := c.Load(c.Param("c"), c.GP64())
 	for i := range m.Stride0 {
 		g.ins = append(g.ins, c.Load(c.Param(fmt.Sprintf("x%d", i)), c.GP64()))
@@ -715,6 +765,12 @@ func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, cta
 		}
 	}
 	broadcast(0)
+	if len(hoist) > 0 {
+		g.hoisted = map[vkey]reg.VecVirtual{}
+		for _, k := range hoist {
+			g.hoisted[k] = g.ld(g.tr.at(k))
+		}
+	}
 	var tail reg.Register
 	if r := m.N % g.lanes; r > 0 {
 		tail = g.tailMask(r)

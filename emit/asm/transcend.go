@@ -233,12 +233,26 @@ func (g *mgen) ld(m operand.Mem) reg.VecVirtual {
 
 // kop is table constant m as an instruction's operand: the memory
 // itself (32 bytes: a YMM operand), or in the AVX-512 tier the constant
-// broadcast into a register (a ZMM operand would read 64 bytes).
+// in a register (kreg; a ZMM operand would read 64 bytes).
 func (g *mgen) kop(m operand.Mem) operand.Op {
 	if g.cfg.Wide {
-		return g.ld(m)
+		return g.kreg(m)
 	}
 	return m
+}
+
+// kreg is table constant m (of g.tr) in a register that the caller only
+// reads: the register emitMap keeps it in, if it does (hoisted), else
+// the constant loaded where used (ld).
+func (g *mgen) kreg(m operand.Mem) reg.VecVirtual {
+	k := g.tr.data[m.Disp/32]
+	if g.record != nil {
+		g.record(k)
+	}
+	if r, ok := g.hoisted[k]; ok {
+		return r
+	}
+	return g.ld(m)
 }
 
 // transcend evaluates primitive prim of this file on a (the operands'
@@ -265,9 +279,9 @@ func (g *mgen) transcend(prim ops.PrimName, a []reg.VecVirtual) (v reg.VecVirtua
 	case ops.Neg:
 		switch {
 		case g.cfg.Wide && g.es == 8: // VXORPD on ZMM needs AVX512DQ
-			c.VPXORQ(g.ld(g.b64(1<<63)), a[0], d)
+			c.VPXORQ(g.kreg(g.b64(1<<63)), a[0], d)
 		case g.cfg.Wide:
-			c.VPXORD(g.ld(g.b32(1<<31)), a[0], d)
+			c.VPXORD(g.kreg(g.b32(1<<31)), a[0], d)
 		case g.es == 8:
 			c.VXORPD(g.b64(1<<63), a[0], d)
 		default:
@@ -751,8 +765,8 @@ func (g *mgen) exp32(x reg.VecVirtual, base2 bool) reg.VecVirtual {
 		}
 	}
 	t := g.vec()
-	c.VMAXPS(x, g.ld(g.k32(lo)), t) // max(lo, x): x when NaN
-	c.VMINPS(t, g.ld(g.k32(hi)), t)
+	c.VMAXPS(x, g.kreg(g.k32(lo)), t) // max(lo, x): x when NaN
+	c.VMINPS(t, g.kreg(g.k32(hi)), t)
 	n := g.vec()
 	cs := make([]float32, 8)
 	f, l := 1.0, 1.0

@@ -186,6 +186,13 @@ type Kernels struct {
 	// loops; the only loss was float64 tanh of 8 inputs (71 vs 65 ns),
 	// 16 won (99 vs 114).
 	MinCostlyMapElems int
+	// MapCallElems: a pointwise kernel whose axis is shorter (but long
+	// enough for a call of its own) also runs the nest's longest other
+	// axis as rows, so that one call covers that axis rather than a Go
+	// loop calling it per row (measured on the decoder, Zen 4: its
+	// per-row maps of 128 to 1536 elements, softmax and layer norm,
+	// spent a third of their time in the calls).
+	MapCallElems int
 	// MinMapRow is the shortest row of a map over rows;
 	// MinLocalMapElems the least elements of a call whose two levels of
 	// rows follow C's memory order.
@@ -372,7 +379,7 @@ func kernels() Kernels {
 	return Kernels{
 		MinFlops: 1024, MinDotK: 8, MinDotKVector: 64, MinBroadcastN: 3, DotMaxN: 16, DotCellSteps: 3,
 		GatherMaxK: 32, GatherMaxSteps: 128, GatherUnroll: 32, MVecMaxAcc: 12, MVecMinSteps: 32,
-		MinMapElems: 256, MinCostlyMapElems: 16, MinMapRow: 4, MinLocalMapElems: 64,
+		MinMapElems: 256, MinCostlyMapElems: 16, MapCallElems: 4096, MinMapRow: 4, MinLocalMapElems: 64,
 		MinReduceElems: 32, MinReduceN: 4, MinAcrossN: 2, RedUnroll: 4, MinPackMACs: 1 << 16, PackStrip: 16,
 	}
 }

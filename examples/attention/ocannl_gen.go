@@ -991,15 +991,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
+		ocannlMap0AVX512(&scratch.net_h[0][0][0], &scratch.net_h_1[0][0][0], &pNetPos[0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
+		ocannlMap0AVX2(&scratch.net_h[0][0][0], &scratch.net_h_1[0][0][0], &pNetPos[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3396,15 +3392,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
+		ocannlMap0AVX512(&scratch.net_h[0][0][0], &scratch.net_h_1[0][0][0], &pNetPos[0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
-		}
+		ocannlMap0AVX2(&scratch.net_h[0][0][0], &scratch.net_h_1[0][0][0], &pNetPos[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -7880,9 +7872,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -7896,9 +7888,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap45AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap45AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7923,9 +7915,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -7939,9 +7931,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap46AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap46AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
@@ -7955,9 +7947,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap47AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap47AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0]
@@ -7971,9 +7963,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap48AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap48AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8033,9 +8025,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -8049,9 +8041,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap45AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap45AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8076,9 +8068,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -8092,9 +8084,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap46AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap46AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
@@ -8108,9 +8100,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap47AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap47AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0]
@@ -8124,9 +8116,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap48AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap48AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8250,15 +8242,11 @@ type ocannlReverserPredictPart1 struct {
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserPredictPart1) Part(j2 int) {
 	pNetPos, scratch := r2.pNetPos, r2.scratch
-	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 8 rows of 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlMap0AVX512(&scratch.net_h[i0+8*j2][0][0], &scratch.net_h_1[i0+8*j2][0][0], &pNetPos[0])
-		}
+		ocannlMap39AVX512(&scratch.net_h[8*j2][0][0], &scratch.net_h_1[8*j2][0][0], &pNetPos[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlMap0AVX2(&scratch.net_h[i0+8*j2][0][0], &scratch.net_h_1[i0+8*j2][0][0], &pNetPos[0])
-		}
+		ocannlMap39AVX2(&scratch.net_h[8*j2][0][0], &scratch.net_h_1[8*j2][0][0], &pNetPos[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -8446,9 +8434,9 @@ func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 2048 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap40AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap40AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 8 {
@@ -8513,9 +8501,9 @@ func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
 	scratch := r9.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+		ocannlMap41AVX512(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+		ocannlMap41AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -8580,9 +8568,9 @@ func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap42AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap42AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -8706,9 +8694,9 @@ func (r14 *ocannlReverserPredictPart13) Part(j14 int) {
 	scratch := r14.scratch
 	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap43AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap43AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -8838,9 +8826,9 @@ func (r19 *ocannlReverserPredictPart17) Part(j20 int) {
 	pNetDense1B, scratch := r19.pNetDense1B, r19.scratch
 	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap49AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap49AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -8909,9 +8897,9 @@ func (r21 *ocannlReverserPredictPart19) Part(j22 int) {
 	pNetLinear1B, scratch := r21.pNetLinear1B, r21.scratch
 	// float32 pointwise kernel over 64 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap50AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9042,9 +9030,9 @@ func (r25 *ocannlReverserPredictPart23) Part(j28 int) {
 	out, pNetLinear2B, scratch := r25.out, r25.pNetLinear2B, r25.scratch
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap51AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap51AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {

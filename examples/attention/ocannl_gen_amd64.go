@@ -326,65 +326,70 @@ func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX512 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap43AVX512(c *float32, x0 *float32)
+func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap44AVX512(c *float32, x0 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap45AVX512(c *float32, x0 *float32)
+func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
 //
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap47AVX512(c *float32, x0 *float32)
 
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap51AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 8 elements.
 //
@@ -816,65 +821,70 @@ func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX2 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
+// ocannlMap43AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap43AVX2(c *float32, x0 *float32)
+func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap44AVX2(c *float32, x0 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
 //
 //go:noescape
 func ocannlMap46AVX2(c *float32, x0 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap47AVX2(c *float32, x0 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap51AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 8 elements.
 //

@@ -3948,9 +3948,12 @@ TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000020, BX
 
-e1:
+row1:
+	MOVQ $0x00000010, SI
+
+e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VADDPS  Z1, Z0, Z0
@@ -3958,8 +3961,11 @@ e1:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -3993,57 +3999,53 @@ TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap2AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap2AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap2AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap2AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap2AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap2AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap2AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap2AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap2AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap2AVX512Consts<>+384(SB), Z12
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000080, BX
 
 row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap2AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap2AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap2AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap2AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap2AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap2AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap2AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap2AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap2AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap2AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (DX), Z13
+	VMOVUPS.Z    (CX), K1, Z14
+	VSUBPS       Z13, Z14, Z13
+	VMAXPS       Z13, Z4, Z13
+	VMINPS       Z13, Z5, Z13
+	VMULPS       Z6, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z7, Z14, Z13
+	VFNMADD231PS Z8, Z14, Z13
+	VBROADCASTSS ocannlMap2AVX512Consts<>+416(SB), Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VFMADD213PS  Z12, Z13, Z15
+	VFMADD213PS  Z0, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VMULPS       Z0, Z14, Z13
+	VRNDSCALEPS  $0x01, Z13, Z13
+	VSUBPS       Z13, Z14, Z14
+	VADDPS       Z2, Z13, Z13
+	VPADDD       Z3, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMULPS       Z13, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VMOVUPS      Z15, K1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+4, DX
@@ -4052,118 +4054,118 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap2AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap2AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap2AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap2AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap2AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap2AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap2AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap2AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap2AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap2AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap2AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap2AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap2AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap2AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap2AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap2AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap2AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap2AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap2AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap2AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap2AVX512Consts<>+444(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+444(SB)/4, $0x39500d01
 GLOBL ocannlMap2AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
@@ -4461,53 +4463,49 @@ TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap14AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap14AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap14AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap14AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap14AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x000000a0, DX
 
 e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap14AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
+	VMOVUPS      (CX), Z13
+	VMAXPS       Z13, Z4, Z13
+	VMINPS       Z13, Z5, Z13
+	VMULPS       Z6, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z7, Z14, Z13
+	VFNMADD231PS Z8, Z14, Z13
+	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VFMADD213PS  Z12, Z13, Z15
+	VFMADD213PS  Z0, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VMULPS       Z0, Z14, Z13
+	VRNDSCALEPS  $0x01, Z13, Z13
+	VSUBPS       Z13, Z14, Z14
+	VADDPS       Z2, Z13, Z13
+	VPADDD       Z3, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMULPS       Z13, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VMOVUPS      Z15, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	DECQ         DX
@@ -4515,118 +4513,118 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap14AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+444(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+444(SB)/4, $0x39500d01
 GLOBL ocannlMap14AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
@@ -5236,6 +5234,35 @@ TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000008, BX
+
+row1:
+	MOVQ $0x00000010, SI
+
+e2:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS (DX), Z0
 	MOVQ         $0x00000080, DX
 
@@ -5250,65 +5277,61 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap41AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap41AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap41AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap41AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap41AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap41AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap41AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap41AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap41AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap41AVX512Consts<>+384(SB), Z12
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap40AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap40AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap40AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap40AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap40AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap40AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap40AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap40AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap40AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap40AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (DX), Z13
+	VMOVUPS.Z    (CX), K1, Z14
+	VSUBPS       Z13, Z14, Z13
+	VMAXPS       Z13, Z4, Z13
+	VMINPS       Z13, Z5, Z13
+	VMULPS       Z6, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z7, Z14, Z13
+	VFNMADD231PS Z8, Z14, Z13
+	VBROADCASTSS ocannlMap41AVX512Consts<>+416(SB), Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VFMADD213PS  Z12, Z13, Z15
+	VFMADD213PS  Z0, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VMULPS       Z0, Z14, Z13
+	VRNDSCALEPS  $0x01, Z13, Z13
+	VSUBPS       Z13, Z14, Z14
+	VADDPS       Z2, Z13, Z13
+	VPADDD       Z3, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMULPS       Z13, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VMOVUPS      Z15, K1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+4, DX
@@ -5317,123 +5340,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap40AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap40AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap40AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap40AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap40AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap40AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap40AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap40AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap40AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap40AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap40AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap40AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap40AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap40AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap40AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap40AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap40AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap41AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap41AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5456,9 +5479,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5479,9 +5502,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5500,9 +5523,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5528,9 +5551,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5549,9 +5572,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5569,9 +5592,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5607,9 +5630,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5637,9 +5660,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5670,9 +5693,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12443,7 +12466,10 @@ TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	MOVQ         $0x00000020, BX
 
-e1:
+row1:
+	MOVQ $0x00000020, SI
+
+e2:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VADDPS  Y1, Y0, Y0
@@ -12451,8 +12477,11 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -13910,6 +13939,35 @@ TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	MOVQ $0x00000020, SI
+
+e2:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-1024, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS (DX), Y0
 	MOVQ         $0x00000100, DX
 
@@ -13924,9 +13982,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13938,31 +13996,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap41AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap41AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap41AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap40AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap41AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap41AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap41AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap41AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap41AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap41AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap41AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap41AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13974,123 +14032,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap40AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap41AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap41AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14111,9 +14169,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14134,9 +14192,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14155,9 +14213,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14183,9 +14241,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14204,9 +14262,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14224,9 +14282,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14262,9 +14320,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14292,9 +14350,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14325,9 +14383,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

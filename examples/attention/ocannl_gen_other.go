@@ -323,37 +323,42 @@ func ocannlMap42AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
-
-// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
+func ocannlMap43AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
 }
 
+// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
+
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
+func ocannlMap45AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
+}
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
 
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
-}
+func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1 *float32) {
+func ocannlMap48AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
 }
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap49AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1 *float32) {
+func ocannlMap50AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+}
+
+// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -570,32 +575,35 @@ func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 cal
 func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap47AVX2 called without assembly")
-}
+func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
-
-// ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap49AVX2 called without assembly")
+func ocannlMap48AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
 }
 
+// ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap50AVX2 called without assembly")
+}
+
+// ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

@@ -3933,15 +3933,11 @@ type ocannlCharLMTrainLossPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCharLMTrainLossPart0) Part(j int) {
 	pNetPos, scratch := r.pNetPos, r.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap0AVX512(&scratch.net_h0[i0][8*j][0], &scratch.net_embedding_1_e[i0][8*j][0], &pNetPos[768*j])
-		}
+		ocannlMap0AVX512(&scratch.net_h0[0][8*j][0], &scratch.net_embedding_1_e[0][8*j][0], &pNetPos[768*j])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap0AVX2(&scratch.net_h0[i0][8*j][0], &scratch.net_embedding_1_e[i0][8*j][0], &pNetPos[768*j])
-		}
+		ocannlMap0AVX2(&scratch.net_h0[0][8*j][0], &scratch.net_embedding_1_e[0][8*j][0], &pNetPos[768*j])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -4356,22 +4352,14 @@ type ocannlCharLMTrainLossPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r13 *ocannlCharLMTrainLossPart11) Part(j12 int) {
 	scratch := r13.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j12][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j12][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1+8*j12][i2][0])
-				}
-			}
+			ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j12][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j12][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j12][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1+8*j12][i2][0])
-				}
-			}
+			ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j12][0][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -4570,15 +4558,11 @@ type ocannlCharLMTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlCharLMTrainLossPart16) Part(j17 int) {
 	nNetBlock1Dropout1Mask, scratch := r18.nNetBlock1Dropout1Mask, r18.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_1_x1[i0][8*j17][0], &scratch.net_h0[i0][8*j17][0], &scratch.net_block_1_dropout_1_x[i0][8*j17][0], &nNetBlock1Dropout1Mask[6144*i0+768*j17])
-		}
+		ocannlMap9AVX512(&scratch.net_block_1_x1[0][8*j17][0], &scratch.net_h0[0][8*j17][0], &scratch.net_block_1_dropout_1_x[0][8*j17][0], &nNetBlock1Dropout1Mask[768*j17])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_1_x1[i0][8*j17][0], &scratch.net_h0[i0][8*j17][0], &scratch.net_block_1_dropout_1_x[i0][8*j17][0], &nNetBlock1Dropout1Mask[6144*i0+768*j17])
-		}
+		ocannlMap9AVX2(&scratch.net_block_1_x1[0][8*j17][0], &scratch.net_h0[0][8*j17][0], &scratch.net_block_1_dropout_1_x[0][8*j17][0], &nNetBlock1Dropout1Mask[768*j17])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -4787,18 +4771,14 @@ type ocannlCharLMTrainLossPart22 struct {
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r24 *ocannlCharLMTrainLossPart22) Part(j23 int) {
 	pNetBlock1Linear2B, scratch := r24.pNetBlock1Linear2B, r24.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap10AVX512(&scratch.net_block_1_linear_1_x[i0][i1+8*j23][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j23][0], &pNetBlock1Linear2B[0])
-			}
+			ocannlMap10AVX512(&scratch.net_block_1_linear_1_x[i0][8*j23][0], &scratch.net_block_1_linear_1_x_1[i0][8*j23][0], &pNetBlock1Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap10AVX2(&scratch.net_block_1_linear_1_x[i0][i1+8*j23][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j23][0], &pNetBlock1Linear2B[0])
-			}
+			ocannlMap10AVX2(&scratch.net_block_1_linear_1_x[i0][8*j23][0], &scratch.net_block_1_linear_1_x_1[i0][8*j23][0], &pNetBlock1Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -5287,22 +5267,14 @@ type ocannlCharLMTrainLossPart35 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r38 *ocannlCharLMTrainLossPart35) Part(j36 int) {
 	scratch := r38.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j36][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j36][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1+8*j36][i2][0])
-				}
-			}
+			ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][8*j36][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j36][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j36][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j36][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j36][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1+8*j36][i2][0])
-				}
-			}
+			ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][8*j36][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j36][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j36][0][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -5501,15 +5473,11 @@ type ocannlCharLMTrainLossPart40 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r43 *ocannlCharLMTrainLossPart40) Part(j41 int) {
 	nNetBlock2Dropout1Mask, scratch := r43.nNetBlock2Dropout1Mask, r43.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_2_x1[i0][8*j41][0], &scratch.net_h1[i0][8*j41][0], &scratch.net_block_2_dropout_1_x[i0][8*j41][0], &nNetBlock2Dropout1Mask[6144*i0+768*j41])
-		}
+		ocannlMap9AVX512(&scratch.net_block_2_x1[0][8*j41][0], &scratch.net_h1[0][8*j41][0], &scratch.net_block_2_dropout_1_x[0][8*j41][0], &nNetBlock2Dropout1Mask[768*j41])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_2_x1[i0][8*j41][0], &scratch.net_h1[i0][8*j41][0], &scratch.net_block_2_dropout_1_x[i0][8*j41][0], &nNetBlock2Dropout1Mask[6144*i0+768*j41])
-		}
+		ocannlMap9AVX2(&scratch.net_block_2_x1[0][8*j41][0], &scratch.net_h1[0][8*j41][0], &scratch.net_block_2_dropout_1_x[0][8*j41][0], &nNetBlock2Dropout1Mask[768*j41])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -5718,18 +5686,14 @@ type ocannlCharLMTrainLossPart46 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r49 *ocannlCharLMTrainLossPart46) Part(j47 int) {
 	pNetBlock2Linear2B, scratch := r49.pNetBlock2Linear2B, r49.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap10AVX512(&scratch.net_block_2_linear_1_x[i0][i1+8*j47][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j47][0], &pNetBlock2Linear2B[0])
-			}
+			ocannlMap10AVX512(&scratch.net_block_2_linear_1_x[i0][8*j47][0], &scratch.net_block_2_linear_1_x_1[i0][8*j47][0], &pNetBlock2Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap10AVX2(&scratch.net_block_2_linear_1_x[i0][i1+8*j47][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j47][0], &pNetBlock2Linear2B[0])
-			}
+			ocannlMap10AVX2(&scratch.net_block_2_linear_1_x[i0][8*j47][0], &scratch.net_block_2_linear_1_x_1[i0][8*j47][0], &pNetBlock2Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -6218,22 +6182,14 @@ type ocannlCharLMTrainLossPart59 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r63 *ocannlCharLMTrainLossPart59) Part(j60 int) {
 	scratch := r63.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j60][i2][0], &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j60][i2][0], &scratch.net_block_3_masked_attention_1_m[i0][i1+8*j60][i2][0])
-				}
-			}
+			ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][8*j60][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j60][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j60][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j60][i2][0], &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j60][i2][0], &scratch.net_block_3_masked_attention_1_m[i0][i1+8*j60][i2][0])
-				}
-			}
+			ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_ex[i0][8*j60][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j60][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j60][0][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -6432,15 +6388,11 @@ type ocannlCharLMTrainLossPart64 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r68 *ocannlCharLMTrainLossPart64) Part(j65 int) {
 	nNetBlock3Dropout1Mask, scratch := r68.nNetBlock3Dropout1Mask, r68.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_3_x1[i0][8*j65][0], &scratch.net_h2[i0][8*j65][0], &scratch.net_block_3_dropout_1_x[i0][8*j65][0], &nNetBlock3Dropout1Mask[6144*i0+768*j65])
-		}
+		ocannlMap9AVX512(&scratch.net_block_3_x1[0][8*j65][0], &scratch.net_h2[0][8*j65][0], &scratch.net_block_3_dropout_1_x[0][8*j65][0], &nNetBlock3Dropout1Mask[768*j65])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_3_x1[i0][8*j65][0], &scratch.net_h2[i0][8*j65][0], &scratch.net_block_3_dropout_1_x[i0][8*j65][0], &nNetBlock3Dropout1Mask[6144*i0+768*j65])
-		}
+		ocannlMap9AVX2(&scratch.net_block_3_x1[0][8*j65][0], &scratch.net_h2[0][8*j65][0], &scratch.net_block_3_dropout_1_x[0][8*j65][0], &nNetBlock3Dropout1Mask[768*j65])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -6649,18 +6601,14 @@ type ocannlCharLMTrainLossPart70 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlCharLMTrainLossPart70) Part(j71 int) {
 	pNetBlock3Linear2B, scratch := r74.pNetBlock3Linear2B, r74.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap10AVX512(&scratch.net_block_3_linear_1_x[i0][i1+8*j71][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j71][0], &pNetBlock3Linear2B[0])
-			}
+			ocannlMap10AVX512(&scratch.net_block_3_linear_1_x[i0][8*j71][0], &scratch.net_block_3_linear_1_x_1[i0][8*j71][0], &pNetBlock3Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap10AVX2(&scratch.net_block_3_linear_1_x[i0][i1+8*j71][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j71][0], &pNetBlock3Linear2B[0])
-			}
+			ocannlMap10AVX2(&scratch.net_block_3_linear_1_x[i0][8*j71][0], &scratch.net_block_3_linear_1_x_1[i0][8*j71][0], &pNetBlock3Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -7047,15 +6995,11 @@ type ocannlCharLMTrainLossPart81 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r85 *ocannlCharLMTrainLossPart81) Part(j82 int) {
 	scratch := r85.scratch
-	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 1024 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap14AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j82][0], &scratch.train_cross_entropy_1_z[i0][8*j82][0])
-		}
+		ocannlMap14AVX512(&scratch.train_cross_entropy_1_logp_1[0][8*j82][0], &scratch.train_cross_entropy_1_z[0][8*j82][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap14AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j82][0], &scratch.train_cross_entropy_1_z[i0][8*j82][0])
-		}
+		ocannlMap14AVX2(&scratch.train_cross_entropy_1_logp_1[0][8*j82][0], &scratch.train_cross_entropy_1_z[0][8*j82][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -14357,15 +14301,11 @@ type ocannlCharLMBackwardPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCharLMBackwardPart0) Part(j int) {
 	pNetPos, scratch := r.pNetPos, r.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap0AVX512(&scratch.net_h0[i0][8*j][0], &scratch.net_embedding_1_e[i0][8*j][0], &pNetPos[768*j])
-		}
+		ocannlMap0AVX512(&scratch.net_h0[0][8*j][0], &scratch.net_embedding_1_e[0][8*j][0], &pNetPos[768*j])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap0AVX2(&scratch.net_h0[i0][8*j][0], &scratch.net_embedding_1_e[i0][8*j][0], &pNetPos[768*j])
-		}
+		ocannlMap0AVX2(&scratch.net_h0[0][8*j][0], &scratch.net_embedding_1_e[0][8*j][0], &pNetPos[768*j])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -14814,22 +14754,14 @@ type ocannlCharLMBackwardPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r14 *ocannlCharLMBackwardPart12) Part(j13 int) {
 	scratch := r14.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j13][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j13][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1+8*j13][i2][0])
-				}
-			}
+			ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j13][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j13][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j13][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1+8*j13][i2][0])
-				}
-			}
+			ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j13][0][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -15028,15 +14960,11 @@ type ocannlCharLMBackwardPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r19 *ocannlCharLMBackwardPart17) Part(j18 int) {
 	nNetBlock1Dropout1Mask, scratch := r19.nNetBlock1Dropout1Mask, r19.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_1_x1[i0][8*j18][0], &scratch.net_h0[i0][8*j18][0], &scratch.net_block_1_dropout_1_x[i0][8*j18][0], &nNetBlock1Dropout1Mask[6144*i0+768*j18])
-		}
+		ocannlMap9AVX512(&scratch.net_block_1_x1[0][8*j18][0], &scratch.net_h0[0][8*j18][0], &scratch.net_block_1_dropout_1_x[0][8*j18][0], &nNetBlock1Dropout1Mask[768*j18])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_1_x1[i0][8*j18][0], &scratch.net_h0[i0][8*j18][0], &scratch.net_block_1_dropout_1_x[i0][8*j18][0], &nNetBlock1Dropout1Mask[6144*i0+768*j18])
-		}
+		ocannlMap9AVX2(&scratch.net_block_1_x1[0][8*j18][0], &scratch.net_h0[0][8*j18][0], &scratch.net_block_1_dropout_1_x[0][8*j18][0], &nNetBlock1Dropout1Mask[768*j18])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -15279,18 +15207,14 @@ type ocannlCharLMBackwardPart24 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r26 *ocannlCharLMBackwardPart24) Part(j25 int) {
 	pNetBlock1Linear2B, scratch := r26.pNetBlock1Linear2B, r26.scratch
-	// float32 pointwise kernel over 384 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 8 rows of 384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap18AVX512(&scratch.net_block_1_linear_1_x_2[i0][i1+8*j25][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j25][0], &pNetBlock1Linear2B[0])
-			}
+			ocannlMap18AVX512(&scratch.net_block_1_linear_1_x_2[i0][8*j25][0], &scratch.net_block_1_linear_1_x_1[i0][8*j25][0], &pNetBlock1Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap18AVX2(&scratch.net_block_1_linear_1_x_2[i0][i1+8*j25][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j25][0], &pNetBlock1Linear2B[0])
-			}
+			ocannlMap18AVX2(&scratch.net_block_1_linear_1_x_2[i0][8*j25][0], &scratch.net_block_1_linear_1_x_1[i0][8*j25][0], &pNetBlock1Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -15317,15 +15241,11 @@ type ocannlCharLMBackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlCharLMBackwardPart25) Part(j26 int) {
 	scratch := r27.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 3072 elements (c = gelu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap19AVX512(&scratch.net_block_1_linear_1_x[i0][8*j26][0], &scratch.net_block_1_linear_1_x_2[i0][8*j26][0])
-		}
+		ocannlMap19AVX512(&scratch.net_block_1_linear_1_x[0][8*j26][0], &scratch.net_block_1_linear_1_x_2[0][8*j26][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap19AVX2(&scratch.net_block_1_linear_1_x[i0][8*j26][0], &scratch.net_block_1_linear_1_x_2[i0][8*j26][0])
-		}
+		ocannlMap19AVX2(&scratch.net_block_1_linear_1_x[0][8*j26][0], &scratch.net_block_1_linear_1_x_2[0][8*j26][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -15847,22 +15767,14 @@ type ocannlCharLMBackwardPart39 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r42 *ocannlCharLMBackwardPart39) Part(j40 int) {
 	scratch := r42.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j40][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j40][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1+8*j40][i2][0])
-				}
-			}
+			ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][8*j40][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j40][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j40][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j40][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j40][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1+8*j40][i2][0])
-				}
-			}
+			ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][8*j40][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j40][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j40][0][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -16061,15 +15973,11 @@ type ocannlCharLMBackwardPart44 struct {
 // Part runs part j45 of the nest (0 <= j45 < 8).
 func (r47 *ocannlCharLMBackwardPart44) Part(j45 int) {
 	nNetBlock2Dropout1Mask, scratch := r47.nNetBlock2Dropout1Mask, r47.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_2_x1[i0][8*j45][0], &scratch.net_h1[i0][8*j45][0], &scratch.net_block_2_dropout_1_x[i0][8*j45][0], &nNetBlock2Dropout1Mask[6144*i0+768*j45])
-		}
+		ocannlMap9AVX512(&scratch.net_block_2_x1[0][8*j45][0], &scratch.net_h1[0][8*j45][0], &scratch.net_block_2_dropout_1_x[0][8*j45][0], &nNetBlock2Dropout1Mask[768*j45])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_2_x1[i0][8*j45][0], &scratch.net_h1[i0][8*j45][0], &scratch.net_block_2_dropout_1_x[i0][8*j45][0], &nNetBlock2Dropout1Mask[6144*i0+768*j45])
-		}
+		ocannlMap9AVX2(&scratch.net_block_2_x1[0][8*j45][0], &scratch.net_h1[0][8*j45][0], &scratch.net_block_2_dropout_1_x[0][8*j45][0], &nNetBlock2Dropout1Mask[768*j45])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -16312,18 +16220,14 @@ type ocannlCharLMBackwardPart51 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r54 *ocannlCharLMBackwardPart51) Part(j52 int) {
 	pNetBlock2Linear2B, scratch := r54.pNetBlock2Linear2B, r54.scratch
-	// float32 pointwise kernel over 384 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 8 rows of 384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap18AVX512(&scratch.net_block_2_linear_1_x_2[i0][i1+8*j52][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j52][0], &pNetBlock2Linear2B[0])
-			}
+			ocannlMap18AVX512(&scratch.net_block_2_linear_1_x_2[i0][8*j52][0], &scratch.net_block_2_linear_1_x_1[i0][8*j52][0], &pNetBlock2Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap18AVX2(&scratch.net_block_2_linear_1_x_2[i0][i1+8*j52][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j52][0], &pNetBlock2Linear2B[0])
-			}
+			ocannlMap18AVX2(&scratch.net_block_2_linear_1_x_2[i0][8*j52][0], &scratch.net_block_2_linear_1_x_1[i0][8*j52][0], &pNetBlock2Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -16350,15 +16254,11 @@ type ocannlCharLMBackwardPart52 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r55 *ocannlCharLMBackwardPart52) Part(j53 int) {
 	scratch := r55.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 3072 elements (c = gelu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap19AVX512(&scratch.net_block_2_linear_1_x[i0][8*j53][0], &scratch.net_block_2_linear_1_x_2[i0][8*j53][0])
-		}
+		ocannlMap19AVX512(&scratch.net_block_2_linear_1_x[0][8*j53][0], &scratch.net_block_2_linear_1_x_2[0][8*j53][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap19AVX2(&scratch.net_block_2_linear_1_x[i0][8*j53][0], &scratch.net_block_2_linear_1_x_2[i0][8*j53][0])
-		}
+		ocannlMap19AVX2(&scratch.net_block_2_linear_1_x[0][8*j53][0], &scratch.net_block_2_linear_1_x_2[0][8*j53][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -16880,22 +16780,14 @@ type ocannlCharLMBackwardPart66 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r70 *ocannlCharLMBackwardPart66) Part(j67 int) {
 	scratch := r70.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j67][i2][0], &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j67][i2][0], &scratch.net_block_3_masked_attention_1_m[i0][i1+8*j67][i2][0])
-				}
-			}
+			ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][8*j67][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j67][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j67][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j67][i2][0], &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j67][i2][0], &scratch.net_block_3_masked_attention_1_m[i0][i1+8*j67][i2][0])
-				}
-			}
+			ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_ex[i0][8*j67][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j67][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j67][0][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -17094,15 +16986,11 @@ type ocannlCharLMBackwardPart71 struct {
 // Part runs part j72 of the nest (0 <= j72 < 8).
 func (r75 *ocannlCharLMBackwardPart71) Part(j72 int) {
 	nNetBlock3Dropout1Mask, scratch := r75.nNetBlock3Dropout1Mask, r75.scratch
-	// float32 pointwise kernel over 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_3_x1[i0][8*j72][0], &scratch.net_h2[i0][8*j72][0], &scratch.net_block_3_dropout_1_x[i0][8*j72][0], &nNetBlock3Dropout1Mask[6144*i0+768*j72])
-		}
+		ocannlMap9AVX512(&scratch.net_block_3_x1[0][8*j72][0], &scratch.net_h2[0][8*j72][0], &scratch.net_block_3_dropout_1_x[0][8*j72][0], &nNetBlock3Dropout1Mask[768*j72])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_3_x1[i0][8*j72][0], &scratch.net_h2[i0][8*j72][0], &scratch.net_block_3_dropout_1_x[i0][8*j72][0], &nNetBlock3Dropout1Mask[6144*i0+768*j72])
-		}
+		ocannlMap9AVX2(&scratch.net_block_3_x1[0][8*j72][0], &scratch.net_h2[0][8*j72][0], &scratch.net_block_3_dropout_1_x[0][8*j72][0], &nNetBlock3Dropout1Mask[768*j72])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -17345,18 +17233,14 @@ type ocannlCharLMBackwardPart78 struct {
 // Part runs part j79 of the nest (0 <= j79 < 8).
 func (r82 *ocannlCharLMBackwardPart78) Part(j79 int) {
 	pNetBlock3Linear2B, scratch := r82.pNetBlock3Linear2B, r82.scratch
-	// float32 pointwise kernel over 384 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 8 rows of 384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap18AVX512(&scratch.net_block_3_linear_1_x_2[i0][i1+8*j79][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j79][0], &pNetBlock3Linear2B[0])
-			}
+			ocannlMap18AVX512(&scratch.net_block_3_linear_1_x_2[i0][8*j79][0], &scratch.net_block_3_linear_1_x_1[i0][8*j79][0], &pNetBlock3Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap18AVX2(&scratch.net_block_3_linear_1_x_2[i0][i1+8*j79][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j79][0], &pNetBlock3Linear2B[0])
-			}
+			ocannlMap18AVX2(&scratch.net_block_3_linear_1_x_2[i0][8*j79][0], &scratch.net_block_3_linear_1_x_1[i0][8*j79][0], &pNetBlock3Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -17383,15 +17267,11 @@ type ocannlCharLMBackwardPart79 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r83 *ocannlCharLMBackwardPart79) Part(j80 int) {
 	scratch := r83.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 3072 elements (c = gelu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap19AVX512(&scratch.net_block_3_linear_1_x[i0][8*j80][0], &scratch.net_block_3_linear_1_x_2[i0][8*j80][0])
-		}
+		ocannlMap19AVX512(&scratch.net_block_3_linear_1_x[0][8*j80][0], &scratch.net_block_3_linear_1_x_2[0][8*j80][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap19AVX2(&scratch.net_block_3_linear_1_x[i0][8*j80][0], &scratch.net_block_3_linear_1_x_2[i0][8*j80][0])
-		}
+		ocannlMap19AVX2(&scratch.net_block_3_linear_1_x[0][8*j80][0], &scratch.net_block_3_linear_1_x_2[0][8*j80][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -17811,15 +17691,11 @@ type ocannlCharLMBackwardPart91 struct {
 // Part runs part j92 of the nest (0 <= j92 < 8).
 func (r95 *ocannlCharLMBackwardPart91) Part(j92 int) {
 	scratch := r95.scratch
-	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 1024 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap14AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j92][0], &scratch.train_cross_entropy_1_z[i0][8*j92][0])
-		}
+		ocannlMap14AVX512(&scratch.train_cross_entropy_1_logp_1[0][8*j92][0], &scratch.train_cross_entropy_1_z[0][8*j92][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap14AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j92][0], &scratch.train_cross_entropy_1_z[i0][8*j92][0])
-		}
+		ocannlMap14AVX2(&scratch.train_cross_entropy_1_logp_1[0][8*j92][0], &scratch.train_cross_entropy_1_z[0][8*j92][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -18703,7 +18579,7 @@ type ocannlCharLMBackwardPart115 struct {
 // Part runs part j122 of the nest (0 <= j122 < 8).
 func (r123 *ocannlCharLMBackwardPart115) Part(j122 int) {
 	pNetBlock3Linear1W, scratch := r123.pNetBlock3Linear1W, r123.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j122][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j122][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
@@ -18825,7 +18701,7 @@ type ocannlCharLMBackwardPart118 struct {
 // Part runs part j126 of the nest (0 <= j126 < 8).
 func (r126 *ocannlCharLMBackwardPart118) Part(j126 int) {
 	gNetBlock3Linear2W, scratch := r126.gNetBlock3Linear2W, r126.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j126], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j126], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
@@ -19168,15 +19044,11 @@ type ocannlCharLMBackwardPart127 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r135 *ocannlCharLMBackwardPart127) Part(j137 int) {
 	scratch := r135.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j137][0])
-		}
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][8*j137][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j137][0])
-		}
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][8*j137][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -20416,15 +20288,11 @@ type ocannlCharLMBackwardPart158 struct {
 // Part runs part j173 of the nest (0 <= j173 < 8).
 func (r171 *ocannlCharLMBackwardPart158) Part(j173 int) {
 	scratch := r171.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j173][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j173][0])
-		}
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j173][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][8*j173][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j173][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j173][0])
-		}
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j173][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][8*j173][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -20632,7 +20500,7 @@ type ocannlCharLMBackwardPart164 struct {
 // Part runs part j180 of the nest (0 <= j180 < 8).
 func (r177 *ocannlCharLMBackwardPart164) Part(j180 int) {
 	pNetBlock2Linear1W, scratch := r177.pNetBlock2Linear1W, r177.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j180][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j180][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
@@ -20754,7 +20622,7 @@ type ocannlCharLMBackwardPart167 struct {
 // Part runs part j184 of the nest (0 <= j184 < 8).
 func (r180 *ocannlCharLMBackwardPart167) Part(j184 int) {
 	gNetBlock2Linear2W, scratch := r180.gNetBlock2Linear2W, r180.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j184], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j184], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
@@ -21097,15 +20965,11 @@ type ocannlCharLMBackwardPart176 struct {
 // Part runs part j195 of the nest (0 <= j195 < 8).
 func (r189 *ocannlCharLMBackwardPart176) Part(j195 int) {
 	scratch := r189.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j195][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j195][0])
-		}
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j195][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][8*j195][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j195][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j195][0])
-		}
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j195][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][8*j195][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -22345,15 +22209,11 @@ type ocannlCharLMBackwardPart207 struct {
 // Part runs part j231 of the nest (0 <= j231 < 8).
 func (r225 *ocannlCharLMBackwardPart207) Part(j231 int) {
 	scratch := r225.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j231][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j231][0])
-		}
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j231][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][8*j231][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j231][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j231][0])
-		}
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j231][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][8*j231][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -22561,7 +22421,7 @@ type ocannlCharLMBackwardPart213 struct {
 // Part runs part j238 of the nest (0 <= j238 < 8).
 func (r231 *ocannlCharLMBackwardPart213) Part(j238 int) {
 	pNetBlock1Linear1W, scratch := r231.pNetBlock1Linear1W, r231.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j238][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j238][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
@@ -22683,7 +22543,7 @@ type ocannlCharLMBackwardPart216 struct {
 // Part runs part j242 of the nest (0 <= j242 < 8).
 func (r234 *ocannlCharLMBackwardPart216) Part(j242 int) {
 	gNetBlock1Linear2W, scratch := r234.gNetBlock1Linear2W, r234.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j242], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j242], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
@@ -23026,15 +22886,11 @@ type ocannlCharLMBackwardPart225 struct {
 // Part runs part j253 of the nest (0 <= j253 < 8).
 func (r243 *ocannlCharLMBackwardPart225) Part(j253 int) {
 	scratch := r243.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j253][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j253][0])
-		}
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j253][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][8*j253][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j253][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j253][0])
-		}
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j253][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][8*j253][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -24274,15 +24130,11 @@ type ocannlCharLMBackwardPart256 struct {
 // Part runs part j289 of the nest (0 <= j289 < 8).
 func (r279 *ocannlCharLMBackwardPart256) Part(j289 int) {
 	scratch := r279.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j289][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j289][0])
-		}
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j289][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][8*j289][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j289][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j289][0])
-		}
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j289][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][8*j289][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -26197,15 +26049,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	ocannlCharLMNextPart8Records.Put(rec9)
 
 	// _net.block#1.linear#1@2/x.2 = pointwise "+" of _net.block#1.linear#1@2/x.1, net.block#1.linear#2.b
-	// float32 pointwise kernel over 384 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 64 {
-			ocannlMap18AVX512(&scratch.net_block_1_linear_1_2_x_2[0][i0][0], &scratch.net_block_1_linear_1_2_x_1[0][i0][0], &pNetBlock1Linear2B[0])
-		}
+		ocannlMap53AVX512(&scratch.net_block_1_linear_1_2_x_2[0][0][0], &scratch.net_block_1_linear_1_2_x_1[0][0][0], &pNetBlock1Linear2B[0])
 	} else if ocannlAVX2 {
-		for i0 := range 64 {
-			ocannlMap18AVX2(&scratch.net_block_1_linear_1_2_x_2[0][i0][0], &scratch.net_block_1_linear_1_2_x_1[0][i0][0], &pNetBlock1Linear2B[0])
-		}
+		ocannlMap53AVX2(&scratch.net_block_1_linear_1_2_x_2[0][0][0], &scratch.net_block_1_linear_1_2_x_1[0][0][0], &pNetBlock1Linear2B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_1_2_x_1Row := &scratch.net_block_1_linear_1_2_x_1[0][i0]
@@ -26219,9 +26067,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.linear#1@2/x = pointwise gelu of _net.block#1.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
+		ocannlMap54AVX512(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
+		ocannlMap54AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_1_2_x_2Row2 := &scratch.net_block_1_linear_1_2_x_2[0][i0]
@@ -26803,15 +26651,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	ocannlCharLMNextPart18Records.Put(rec19)
 
 	// _net.block#2.linear#1@2/x.2 = pointwise "+" of _net.block#2.linear#1@2/x.1, net.block#2.linear#2.b
-	// float32 pointwise kernel over 384 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 64 {
-			ocannlMap18AVX512(&scratch.net_block_2_linear_1_2_x_2[0][i0][0], &scratch.net_block_2_linear_1_2_x_1[0][i0][0], &pNetBlock2Linear2B[0])
-		}
+		ocannlMap53AVX512(&scratch.net_block_2_linear_1_2_x_2[0][0][0], &scratch.net_block_2_linear_1_2_x_1[0][0][0], &pNetBlock2Linear2B[0])
 	} else if ocannlAVX2 {
-		for i0 := range 64 {
-			ocannlMap18AVX2(&scratch.net_block_2_linear_1_2_x_2[0][i0][0], &scratch.net_block_2_linear_1_2_x_1[0][i0][0], &pNetBlock2Linear2B[0])
-		}
+		ocannlMap53AVX2(&scratch.net_block_2_linear_1_2_x_2[0][0][0], &scratch.net_block_2_linear_1_2_x_1[0][0][0], &pNetBlock2Linear2B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_1_2_x_1Row := &scratch.net_block_2_linear_1_2_x_1[0][i0]
@@ -26825,9 +26669,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.linear#1@2/x = pointwise gelu of _net.block#2.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
+		ocannlMap54AVX512(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
+		ocannlMap54AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_1_2_x_2Row2 := &scratch.net_block_2_linear_1_2_x_2[0][i0]
@@ -27409,15 +27253,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	ocannlCharLMNextPart28Records.Put(rec29)
 
 	// _net.block#3.linear#1@2/x.2 = pointwise "+" of _net.block#3.linear#1@2/x.1, net.block#3.linear#2.b
-	// float32 pointwise kernel over 384 elements (c = add(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 64 {
-			ocannlMap18AVX512(&scratch.net_block_3_linear_1_2_x_2[0][i0][0], &scratch.net_block_3_linear_1_2_x_1[0][i0][0], &pNetBlock3Linear2B[0])
-		}
+		ocannlMap53AVX512(&scratch.net_block_3_linear_1_2_x_2[0][0][0], &scratch.net_block_3_linear_1_2_x_1[0][0][0], &pNetBlock3Linear2B[0])
 	} else if ocannlAVX2 {
-		for i0 := range 64 {
-			ocannlMap18AVX2(&scratch.net_block_3_linear_1_2_x_2[0][i0][0], &scratch.net_block_3_linear_1_2_x_1[0][i0][0], &pNetBlock3Linear2B[0])
-		}
+		ocannlMap53AVX2(&scratch.net_block_3_linear_1_2_x_2[0][0][0], &scratch.net_block_3_linear_1_2_x_1[0][0][0], &pNetBlock3Linear2B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_1_2_x_1Row := &scratch.net_block_3_linear_1_2_x_1[0][i0]
@@ -27431,9 +27271,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.linear#1@2/x = pointwise gelu of _net.block#3.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
+		ocannlMap54AVX512(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
+		ocannlMap54AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_1_2_x_2Row2 := &scratch.net_block_3_linear_1_2_x_2[0][i0]
@@ -27660,9 +27500,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// next = pointwise "+" of _next.1, net.linear#1.b
 	// float32 pointwise kernel over 64 rows of 128 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap55AVX512(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap55AVX2(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 64 {
 			next_1Row := &scratch.next_1[0][i0]

@@ -386,15 +386,20 @@ func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap52AVX512(c *float32, x0 *float32)
 
-// ocannlMap53AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap53AVX512(c *float32, x0 *float32)
+func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap54AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+// ocannlMap54AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
 //
 //go:noescape
-func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap54AVX512(c *float32, x0 *float32)
+
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 96 elements.
 //
@@ -876,15 +881,20 @@ func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap52AVX2(c *float32, x0 *float32)
 
-// ocannlMap53AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap53AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap53AVX2(c *float32, x0 *float32)
+func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+// ocannlMap54AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
 //
 //go:noescape
-func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap54AVX2(c *float32, x0 *float32)
+
+// ocannlMap55AVX2 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 96 elements.
 //

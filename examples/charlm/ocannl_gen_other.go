@@ -353,11 +353,16 @@ func ocannlMap51AVX512(c, x0, x1 *float32) {
 func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
+func ocannlMap53AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+}
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
+func ocannlMap54AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -602,10 +607,13 @@ func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 cal
 func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+func ocannlMap53AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+
+// ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

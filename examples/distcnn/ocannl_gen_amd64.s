@@ -1662,53 +1662,49 @@ TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000004, DX
 
 e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
+	VMOVUPS      (CX), Z13
+	VMAXPS       Z13, Z4, Z13
+	VMINPS       Z13, Z5, Z13
+	VMULPS       Z6, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z7, Z14, Z13
+	VFNMADD231PS Z8, Z14, Z13
+	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VFMADD213PS  Z12, Z13, Z15
+	VFMADD213PS  Z0, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VFMADD213PS  Z1, Z13, Z15
+	VMULPS       Z0, Z14, Z13
+	VRNDSCALEPS  $0x01, Z13, Z13
+	VSUBPS       Z13, Z14, Z14
+	VADDPS       Z2, Z13, Z13
+	VPADDD       Z3, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMULPS       Z13, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VMOVUPS      Z15, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	DECQ         DX
@@ -1716,118 +1712,118 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap7AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+444(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+444(SB)/4, $0x39500d01
 GLOBL ocannlMap7AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)

@@ -3515,23 +3515,11 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	ocannlDecTrainLossPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -3892,23 +3880,11 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	ocannlDecTrainLossPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8385,23 +8361,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8798,23 +8762,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -17763,23 +17715,11 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	ocannlDecBF16TrainLossPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18212,23 +18152,11 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	ocannlDecBF16TrainLossPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -22653,23 +22581,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23138,23 +23054,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
-				}
-			}
-		}
+		ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
