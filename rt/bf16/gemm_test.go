@@ -58,6 +58,13 @@ func layouts() []layout {
 	// [16][3][3][16] (B), outputs [17][3][5][16] (C); m an edge panel.
 	add("m3conv", Shape{M: 17, N: 16, K: 48, CM: 240, CN: 1, AM: 784, AK: 1, BK: 1, BN: 144, K2: 3, AK2: 112, BK2: 48,
 		M2: 5, CM2: 16, AM2: 16, M3: 3, CM3: 80, AM3: 112, Overwrite: true})
+	// The batch as m, 4 KiB apart in C (a multiple: the rows would share
+	// an L1 set), its pixels in M2 and M3: rt/bf16 runs the pixels as the
+	// tiles' rows (rowAxes), M2's (10 rows, an edge panel) or M3's (9).
+	add("m2batch", Shape{M: 9, N: 16, K: 48, CM: 1024, CN: 1, AM: 1152, AK: 1, BK: 1, BN: 144, K2: 3, AK2: 192, BK2: 48,
+		M2: 10, CM2: 16, AM2: 16, M3: 4, CM3: 160, AM3: 192, Overwrite: true})
+	add("m3batch", Shape{M: 3, N: 40, K: 24, CM: 2048, CN: 1, AM: 500, AK: 1, BK: 1, BN: 48, K2: 2, AK2: 40, BK2: 24,
+		M2: 2, CM2: 9 * 40, AM2: 100, M3: 9, CM3: 40, AM3: 8})
 	add("m2edge", Shape{M: 9, N: 40, K: 19, CM: 40, CN: 1, AM: 19, AK: 1, BK: 40, BN: 1, M2: 3, CM2: 9 * 40, AM2: 9 * 19})
 	// C columns strided, rows contiguous: not swapped with M2 (the tile).
 	add("m2colsC", Shape{M: 5, N: 7, K: 9, CM: 1, CN: 20, AM: 9, AK: 1, BK: 1, BN: 9, M2: 4, CM2: 5, AM2: 45})
