@@ -226,8 +226,10 @@ type scratch struct {
 	nprogB, progAllB int
 	runsA            [kc][2]int32 // the runs of the block's offsets in A
 	runsB            [kc][2]int32 // and in B
-	// runD are copyRuns's runs of a converted A's block (runDescs).
+	// runD are copyRuns's runs of a converted A's block (runDescs),
+	// runP the in-place kernels' (inPlaceRuns).
 	runD [kc][4]int
+	runP [kc][3]int
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
 	// panel's column offsets: here rather than on the stack, where Go
 	// would clear 4 KiB in every call.
@@ -383,9 +385,9 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			if !direct && ah != nil && bfPairs && hasAsmPack && longRuns(kb, rsA) {
 				nd = runDescs(&sc.runD, oa, rsA)
 			}
-			var rsD [][2]int32 // the runs the kernels read in place
+			nrun := 0 // the runs the kernels read in place (sc.runP)
 			if direct {
-				rsD = rsA
+				nrun = inPlaceRuns(&sc.runP, oa, rsA)
 			}
 			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
@@ -448,7 +450,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						panel := blockB[j*steps:]
 						pw := panelWidth(t, nr, ncb-j)
 						if fast && j+pw <= ncb {
-							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
+							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, &sc.runP, nrun, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
 							continue
 						}
 						w := min(pw, ncb-j)
@@ -463,7 +465,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 								}
 							}
 						}
-						kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &tile[0], pw*4, load)
+						kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, &sc.runP, nrun, panel, &tile[0], pw*4, load)
 						for r := range rows {
 							for c := range w {
 								cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
@@ -881,21 +883,32 @@ func kern(t Tier, rows, nr, steps int, a, b *uint32, c *float32, ldc int, load b
 // kernPanel runs the kernel of tier t on an m panel of rows and a B
 // panel of width pw: from the packed A panel a, or (ad not nil) reading
 // a converted A in place: row r at ad[r*lda/2:], the block's steps in
-// runs rs of offsets off, each of whole pairs (inPlace), one kernel
-// call per run, the calls after the first adding to the C they stored
-// (the same sums in the same order: C is float32 between the calls).
-func kernPanel(t Tier, rows, pw, steps int, a *uint32, ad []uint16, lda int, off []int, rs [][2]int32, panel []uint32, c *float32, ldc int, load bool) {
+// the nrun runs rd (inPlaceRuns), each of whole pairs (inPlace), in one
+// kernel call that keeps the tile of C in registers from the first run
+// to the last (the same sums in the same order as one call per run).
+func kernPanel(t Tier, rows, pw, steps int, a *uint32, ad []uint16, lda int, rd *[kc][3]int, nrun int, panel []uint32, c *float32, ldc int, load bool) {
 	if ad == nil {
 		kern(t, rows, pw, steps, a, &panel[0], c, ldc, load)
 		return
 	}
-	for i, r := range rs {
-		if pw == 16 {
-			kernBF16n16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
-		} else {
-			kernBF16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
-		}
+	if pw == 16 {
+		kernBF16n16aRows(rows, nrun, &rd[0], &ad[0], lda, &panel[0], c, ldc, load)
+	} else {
+		kernBF16aRows(rows, nrun, &rd[0], &ad[0], lda, &panel[0], c, ldc, load)
 	}
+}
+
+// inPlaceRuns sets d to the in-place kernels' runs (A's byte offset
+// from a row's first value, pairs, B's first pair) of the runs rs of a
+// block's reduction offsets off (A's), each of whole pairs (inPlace),
+// and returns their number. The kernels read A's bf16 row r of run i
+// at ad[r*AM + off[first]:]; the caller checks that every run stays
+// within A's span (it does: off are offsets s reaches).
+func inPlaceRuns(d *[kc][3]int, off []int, rs [][2]int32) int {
+	for i, r := range rs {
+		d[i] = [3]int{2 * off[r[0]], int(r[1]) / 2, int(r[0]) / 2}
+	}
+	return len(rs)
 }
 
 // minInPlace is the shortest average run (in steps) that the kernels
