@@ -423,7 +423,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 					case direct:
 						ad = ah[m0*s.AM:]
 					case pa != nil:
-						aPanel = pa.aPanel(k0, mo*np+pi)
+						aPanel = pa.aPanel(k0, mo, m0)
 					case nd > 0:
 						copyRuns(&bufA[0], rowWords*4, &ah[m0*s.AM], s.AM*2, rows, &sc.runD[0], nd)
 						if kb%2 == 1 {
@@ -730,10 +730,10 @@ type Packed struct {
 	s     Shape
 	t     Tier
 	b     *float32 // the operand packed (A when isA)
-	// isA: packed by PackA, the A panels of every (k block, m panel),
-	// aBlock words per k block.
-	isA    bool
-	aBlock int
+	// isA: packed by PackA, the rows of A of every (k block, (m2,
+	// m3)), aBlock words per k block, aM rows per (m2, m3).
+	isA        bool
+	aBlock, aM int
 	// direct: s swaps its operands (Shape.norm), so that b is the
 	// kernels' A: GemmPacked then runs Gemm on b.
 	direct bool

@@ -33,9 +33,16 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 	if bfPairs {
 		rowWords = kc / 2
 	}
-	np := aPanels(s.M, mr)
-	p.aBlock = s.M2 * s.M3 * np * mr * rowWords
-	total := (kt + kc - 1) / kc * p.aBlock
+	// Every k block holds the rows of each (m2, m3) one after the
+	// other, rowWords words each: runOps's panel from row m0 starts at
+	// row m0 (aPanel). The rows are packed in groups of 16, not by
+	// panel: cvtRows16 then reads whole 64-byte rows of a float32 A
+	// contiguous along m once (two 8-row panels of 16 channels read
+	// the same rows, 64 KiB apart in a weight gradient's dy, each
+	// fetched twice from beyond the L2 cache).
+	p.aBlock = s.M2 * s.M3 * s.M * rowWords
+	p.aM = s.M
+	total := (kt+kc-1)/kc*p.aBlock + mr*rowWords // (the last panel's slice: mr rows)
 	if cap(p.words) < total {
 		p.words = make([]uint32, total)
 	}
@@ -58,14 +65,13 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 		if bfPairs && hasAsmPack && mayRun(&s, s.AK, s.AK2) {
 			rsA = runs(offA[:kb], sc.runsA[:])
 		}
-		// The panels of runOps: m in panels of balanced heights inside
-		// each (m2, m3).
+		// Rows in groups of up to 16 inside each (m2, m3).
 		for mo := range s.M2 * s.M3 {
 			sc.tmpRow, sc.nprog = -1, -1
 			as := all[s.rowsA(mo):]
-			for m0, pi, rows := 0, 0, 0; m0 < s.M; m0, pi = m0+rows, pi+1 {
-				rows = panelRows(s.M, np, pi)
-				dst := p.words[cur : cur+mr*rowWords]
+			for m0 := 0; m0 < s.M; m0 += packGroup {
+				rows := min(packGroup, s.M-m0)
+				dst := p.words[cur : cur+rows*rowWords]
 				from := 0
 				if bfPairs && hasAsmPack {
 					from = packAAsm(dst, rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
@@ -73,24 +79,22 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 				if 2*from < kb {
 					packA(dst, rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				}
-				cur += mr * rowWords
+				cur += rows * rowWords
 			}
 		}
 	}
 }
 
-// aPanel is the packed panel of A for the k block from k0 and the m
-// panel number i (of runOps's panels, counted over every (m2, m3))
-// (PackA).
-func (p *Packed) aPanel(k0, i int) []uint32 {
-	mr := mrYMM
-	if p.t >= AVX512 {
-		mr = mrZMM
-	}
+// packGroup is the most rows PackA packs at a time (cvtRows16's and
+// cvtPairs16's 16).
+const packGroup = 16
+
+// aPanel is the packed panel of A for the k block from k0, the rows of
+// (m2, m3) number mo from row m0 (runOps's panel) (PackA).
+func (p *Packed) aPanel(k0, mo, m0 int) []uint32 {
 	rowWords := kc
 	if p.t == AVX512BF16 {
 		rowWords = kc / 2
 	}
-	o := k0/kc*p.aBlock + i*mr*rowWords
-	return p.words[o : o+mr*rowWords]
+	return p.words[k0/kc*p.aBlock+(mo*p.aM+m0)*rowWords:]
 }
