@@ -230,6 +230,9 @@ type scratch struct {
 	// runP the in-place kernels' (inPlaceRuns).
 	runD [kc][4]int
 	runP [kc][3]int
+	// winAt[r][v] is the word in the B block where packWindows put
+	// the 16 columns v of B's progression r (progB).
+	winAt [kc / 2][maxWin]int32
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
 	// panel's column offsets: here rather than on the stack, where Go
 	// would clear 4 KiB in every call.
@@ -392,10 +395,17 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
 			var blockB []uint32
-			if pb != nil {
+			nwin := 0 // B's block as windows (packWindows): its progressions
+			if pb == nil && bs != nil && bfPairs && hasAsmPack && fast && s.BN == 1 && !direct {
+				nwin = packWindows(bufB[:], bs, &s, n0, ncb, ob, sc)
+			}
+			switch {
+			case nwin > 0:
+				blockB = bufB[:]
+			case pb != nil:
 				w := blockWords(t, nr, ncb, steps)
 				blockB, cur = pb.words[cur:cur+w], cur+w
-			} else {
+			default:
 				blockB = bufB[:]
 				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, ob, rsB, colB, sc)
 			}
@@ -445,6 +455,20 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						if 2*from < kb {
 							packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
 						}
+					}
+					if nwin > 0 {
+						// Each 16 columns in one call over the
+						// progressions, reading the packed A panel in
+						// place (rowWords words a row) and the
+						// progressions' windows of B.
+						a16 := (*uint16)(unsafe.Pointer(&aPanel[0]))
+						for v := range ncb / 16 {
+							for r, pr := range sc.progB[:nwin] {
+								sc.runP[r] = [3]int{4 * pr[0], pr[1], int(sc.winAt[r][v]) / 16}
+							}
+							kernBF16n16aRows(rows, nwin, &sc.runP[0], a16, rowWords*4, &blockB[0], &cs[m0*s.CM+n0+16*v], s.CM*4, load)
+						}
+						continue
 					}
 					for j := 0; j < ncb; j += nr {
 						panel := blockB[j*steps:]
@@ -1245,6 +1269,82 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		return all
 	}
 	return 0
+}
+
+// maxWin is the most 16-column vectors of a B block packWindows packs.
+const maxWin = 12
+
+// packWindows packs the block of B's columns n0 ... n0+ncb-1 at the
+// reduction offsets offB as windows, when that saves conversions, and
+// returns the number of progressions it found (0 when it packed
+// nothing: the block has another form). The form: B contiguous along n
+// (s.BN == 1, s.N2 == 1, ncb a multiple of 16, at most 16*maxWin), the
+// block's steps all in progressions of whole pairs (progPairs, into
+// sc.progB), and the columns of a progression overlapping those of the
+// one before it: a convolution's kernel gradient, whose columns are the
+// kernel columns times the input channels and whose steps move along
+// the pixels by a multiple of 16 channels (the first stage's
+// progression q+1 reads the 16 columns v+1 of progression q as its
+// columns v). Each distinct 16 columns of a progression (by offset in
+// B, progression and stride) are converted once, with cvtPairs16, into
+// a window of 16 words per pair at sc.winAt[r][v] in dst: the n16
+// kernels read them in place, one call per 16 columns over the
+// progressions. The words are packB's, so the sums are the same.
+func packWindows(dst []uint32, bs []float32, s *Shape, n0, ncb int, offB []int, sc *scratch) int {
+	kb := len(offB)
+	nv := ncb / 16
+	if kb%2 != 0 || ncb%16 != 0 || nv > maxWin || s.N2 != 1 {
+		return 0
+	}
+	n := 0
+	all := progPairs(offB, func(p0, np, d int) {
+		sc.progB[n] = [3]int{p0, np, d}
+		n++
+	})
+	if all != kb/2 || n < 2 {
+		return 0
+	}
+	// The windows: a progression's vector v is the vector w of the one
+	// before when they start at the same offset with the same pairs and
+	// stride. Packed only when at least a third of them repeat.
+	shared := 0
+	for r := 1; r < n; r++ {
+		p, q := sc.progB[r], sc.progB[r-1]
+		if p[1] != q[1] || p[2] != q[2] {
+			continue
+		}
+		sh := offB[2*p[0]] - offB[2*q[0]]
+		if sh > 0 && sh%16 == 0 && sh/16 < nv {
+			shared += nv - sh/16
+		}
+	}
+	if 3*shared < n*nv {
+		return 0
+	}
+	w := 0
+	for r, p := range sc.progB[:n] {
+		o := n0 + offB[2*p[0]]
+		var q [3]int
+		sh := -1
+		if r > 0 {
+			q = sc.progB[r-1]
+			if p[1] == q[1] && p[2] == q[2] {
+				if d := offB[2*p[0]] - offB[2*q[0]]; d > 0 && d%16 == 0 {
+					sh = d / 16
+				}
+			}
+		}
+		for v := range nv {
+			if sh >= 0 && v+sh < nv {
+				sc.winAt[r][v] = sc.winAt[r-1][v+sh]
+				continue
+			}
+			sc.winAt[r][v] = int32(w)
+			cvtPairs16(&dst[w], &bs[o+16*v], p[2]*4, p[1])
+			w += 16 * p[1]
+		}
+	}
+	return n
 }
 
 // pairRuns reports whether the runs rs of a block of kb reduction steps

@@ -52,6 +52,13 @@ func layouts() []layout {
 	// runs of 10 and 6 steps along one stride: packed by runs).
 	add("folded", Shape{M: 16, N: 48, K: 10, CM: 48, CN: 1, AM: 1, AK: 16 * 20, BK: 48 * 20, BN: 1, K2: 5, AK2: 16, BK2: 48, K3: 4, AK3: 16 * 5, BK3: 48 * 5})
 	add("folded-odd", Shape{M: 20, N: 16, K: 7, CM: 16, CN: 1, AM: 1, AK: 20 * 12, BK: 16 * 12, BN: 1, K2: 12, AK2: 20, BK2: 16, K3: 3, AK3: 20 * 84, BK3: 16 * 84})
+	// Kernel gradients whose B columns (kernel columns x channels) of
+	// one progression of steps (the images) overlap the next one's (the
+	// next pixel: 16 or 32 channels on), packed as windows
+	// (packWindows): one block, and two blocks of 16 and 32 columns
+	// shifts, M an edge of two panels.
+	add("wgrad", Shape{M: 16, N: 48, K: 8, CM: 48, CN: 1, AM: 1, AK: 288, BK: 640, BN: 1, K2: 6, AK2: 16, BK2: 16, K3: 3, AK3: 96, BK3: 128})
+	add("wgrad32", Shape{M: 20, N: 96, K: 16, CM: 96, CN: 1, AM: 1, AK: 400, BK: 1344, BN: 1, K2: 4, AK2: 20, BK2: 32, K3: 5, AK3: 80, BK3: 192, Overwrite: true})
 	add("empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, Overwrite: true})
 	// Row axes M2 and M3 (a forward convolution with its output pixels
 	// folded into the rows): images [17][7][7][16] (A), a 3x3 kernel
