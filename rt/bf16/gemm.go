@@ -238,6 +238,7 @@ type scratch struct {
 	// would clear 4 KiB in every call.
 	offA, offB [kc]int
 	colB       [nrZMM]int
+	colC       [nrZMM]int // a tile's columns' offsets in C
 }
 
 // scratchFree keeps the packing buffers (512 KiB each, too large for a
@@ -477,22 +478,27 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, &sc.runP, nrun, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
 							continue
 						}
+						// Through the tile: C's column offsets once per
+						// panel (colOff divides), not per cell.
 						w := min(pw, ncb-j)
+						colC := sc.colC[:w]
+						for c := range colC {
+							colC[c] = colOff(n0+j+c, s.N2, s.CN, s.CN2)
+						}
 						if load {
 							for r := range rows {
-								for c := range pw {
-									v := float32(0)
-									if r < rows && c < w {
-										v = cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)]
-									}
-									tile[r*pw+c] = v
+								row, tr := cs[(m0+r)*s.CM:], tile[r*pw:(r+1)*pw]
+								for c, o := range colC {
+									tr[c] = row[o]
 								}
+								clear(tr[w:])
 							}
 						}
 						kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, &sc.runP, nrun, panel, &tile[0], pw*4, load)
 						for r := range rows {
-							for c := range w {
-								cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
+							row, tr := cs[(m0+r)*s.CM:], tile[r*pw:(r+1)*pw]
+							for c, o := range colC {
+								row[o] = tr[c]
 							}
 						}
 					}
