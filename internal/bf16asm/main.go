@@ -452,6 +452,47 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("RET")
 	}
 	b.WriteString(`
+// func cvtWindows(dst *uint32, ldw int, src *float32, ld int, pairs int, nwin int)
+// cvtPairs16 on nwin windows of 16 columns side by side (window w at
+// src + 64w bytes, its pairs' words at dst + w*ldw bytes, 16 words a
+// pair), pair by pair: the nwin windows of a pair's two rows are read
+// one after the other (a kernel gradient's input: a row of pixels of
+// two images), not one window over every pair at a time.
+TEXT ·cvtWindows(SB), NOSPLIT, $0-48
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldw+8(FP), R8")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ ld+24(FP), DX")
+	b.f("MOVQ pairs+32(FP), CX")
+	b.f("MOVQ nwin+40(FP), R9")
+	b.f("TESTQ CX, CX")
+	b.f("JZ cvtWindows_done")
+	b.f("TESTQ R9, R9")
+	b.f("JZ cvtWindows_done")
+	b.f("VMOVDQU64 ·interleaveWords(SB), Z31")
+	b.label("cvtWindows_pair")
+	b.f("MOVQ SI, AX")
+	b.f("MOVQ DI, BX")
+	b.f("MOVQ R9, R10")
+	b.label("cvtWindows_win")
+	b.f("VMOVUPS (AX), Z0")
+	b.f("VMOVUPS (AX)(DX*1), Z1")
+	b.bytes(evexCVTNE2PS2BF16(2, 1, 0), "VCVTNE2PS2BF16 Z0, Z1, Z2")
+	b.f("VPERMW Z2, Z31, Z2")
+	b.f("VMOVDQU32 Z2, (BX)")
+	b.f("ADDQ $64, AX")
+	b.f("ADDQ R8, BX")
+	b.f("DECQ R10")
+	b.f("JNZ cvtWindows_win")
+	b.f("LEAQ (SI)(DX*2), SI")
+	b.f("ADDQ $64, DI")
+	b.f("DECQ CX")
+	b.f("JNZ cvtWindows_pair")
+	b.label("cvtWindows_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+	b.WriteString(`
 // func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
 // cvtPairs16 on the columns of mask's low 16 bits only (masked loads
 // and stores: nothing else is read or written), dst advancing ldd bytes

@@ -1327,6 +1327,20 @@ func packWindows(dst []uint32, bs []float32, s *Shape, n0, ncb int, offB []int, 
 	if 3*shared < n*nv {
 		return 0
 	}
+	if sh, ok := uniformShift(offB, sc.progB[:n], nv); ok {
+		// The windows side by side in B (window t at 16t values from
+		// the first progression's columns): converted pair by pair,
+		// each pair's rows read in order (cvtWindows).
+		p0 := sc.progB[0]
+		np := p0[1]
+		cvtWindows(&dst[0], 64*np, &bs[n0+offB[2*p0[0]]], p0[2]*4, np, (n-1)*sh+nv)
+		for r := range n {
+			for v := range nv {
+				sc.winAt[r][v] = int32((r*sh + v) * 16 * np)
+			}
+		}
+		return n
+	}
 	w := 0
 	for r, p := range sc.progB[:n] {
 		o := n0 + offB[2*p[0]]
@@ -1351,6 +1365,22 @@ func packWindows(dst []uint32, bs []float32, s *Shape, n0, ncb int, offB []int, 
 		}
 	}
 	return n
+}
+
+// uniformShift reports whether the progressions ps (of offsets offB)
+// all have the pairs and stride of the first and each starts sh*16
+// values after the one before, 1 <= sh <= nv, and returns sh.
+func uniformShift(offB []int, ps [][3]int, nv int) (int, bool) {
+	sh := 0
+	for r := 1; r < len(ps); r++ {
+		p, q := ps[r], ps[r-1]
+		d := offB[2*p[0]] - offB[2*q[0]]
+		if p[1] != ps[0][1] || p[2] != ps[0][2] || d <= 0 || d%16 != 0 || d/16 > nv || sh > 0 && d/16 != sh {
+			return 0, false
+		}
+		sh = d / 16
+	}
+	return sh, sh > 0
 }
 
 // pairRuns reports whether the runs rs of a block of kb reduction steps

@@ -58,6 +58,8 @@ func layouts() []layout {
 	// (packWindows): one block, and two blocks of 16 and 32 columns
 	// shifts, M an edge of two panels.
 	add("wgrad", Shape{M: 16, N: 48, K: 8, CM: 48, CN: 1, AM: 1, AK: 288, BK: 640, BN: 1, K2: 6, AK2: 16, BK2: 16, K3: 3, AK3: 96, BK3: 128})
+	// Blocks of 8 progressions each one 16 columns on (cvtWindows).
+	add("wgradrow", Shape{M: 16, N: 48, K: 32, CM: 48, CN: 1, AM: 1, AK: 384, BK: 800, BN: 1, K2: 8, AK2: 16, BK2: 16, K3: 3, AK3: 128, BK3: 160})
 	add("wgrad32", Shape{M: 20, N: 96, K: 16, CM: 96, CN: 1, AM: 1, AK: 400, BK: 1344, BN: 1, K2: 4, AK2: 20, BK2: 32, K3: 5, AK3: 80, BK3: 192, Overwrite: true})
 	add("empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, Overwrite: true})
 	// Row axes M2 and M3 (a forward convolution with its output pixels

@@ -7855,6 +7855,46 @@ cvtPairs32_done:
 	VZEROUPPER
 	RET
 
+// func cvtWindows(dst *uint32, ldw int, src *float32, ld int, pairs int, nwin int)
+// cvtPairs16 on nwin windows of 16 columns side by side (window w at
+// src + 64w bytes, its pairs' words at dst + w*ldw bytes, 16 words a
+// pair), pair by pair: the nwin windows of a pair's two rows are read
+// one after the other (a kernel gradient's input: a row of pixels of
+// two images), not one window over every pair at a time.
+TEXT ·cvtWindows(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldw+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), DX
+	MOVQ pairs+32(FP), CX
+	MOVQ nwin+40(FP), R9
+	TESTQ CX, CX
+	JZ cvtWindows_done
+	TESTQ R9, R9
+	JZ cvtWindows_done
+	VMOVDQU64 ·interleaveWords(SB), Z31
+cvtWindows_pair:
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ R9, R10
+cvtWindows_win:
+	VMOVUPS (AX), Z0
+	VMOVUPS (AX)(DX*1), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW Z2, Z31, Z2
+	VMOVDQU32 Z2, (BX)
+	ADDQ $64, AX
+	ADDQ R8, BX
+	DECQ R10
+	JNZ cvtWindows_win
+	LEAQ (SI)(DX*2), SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ cvtWindows_pair
+cvtWindows_done:
+	VZEROUPPER
+	RET
+
 // func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
 // cvtPairs16 on the columns of mask's low 16 bits only (masked loads
 // and stores: nothing else is read or written), dst advancing ldd bytes
