@@ -216,6 +216,19 @@ func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 	}
 	b.f("JMP %s_check", name)
 	b.label(name + "_zero")
+	if strided {
+		// C is only stored: its lines fetched while the tile is
+		// computed, not when the stores reach them.
+		b.f("MOVQ DX, R8")
+		for r := range mr {
+			for j := range nv {
+				b.f("PREFETCHT0 %d(R8)", j*vec)
+			}
+			if r < mr-1 {
+				b.f("ADDQ SI, R8")
+			}
+		}
+	}
 	for r := range mr {
 		for j := range nv {
 			if zmm {
