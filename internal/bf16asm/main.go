@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math/bits"
 	"os"
 	"path/filepath"
 )
@@ -54,11 +55,14 @@ var families = []struct {
 
 // stridedFamilies are the AVX512_BF16 kernels that read A in place
 // (bf16 rows lda bytes apart, each row's pairs contiguous) instead of
-// from a packed panel.
+// from a packed panel, over a list of runs of pairs (the runs of a k
+// block: a convolution's kernel rows), the tile of C in registers from
+// the first run to the last.
 var stridedFamilies = []string{"kernBF16a", "kernBF16n16a"}
 
-// stridedSig is their Go signature.
-const stridedSig = "(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)"
+// stridedSig is their Go signature: nrun runs, run i at runs[i] (A's
+// byte offset from a, its pairs, B's offset from b in pairs).
+const stridedSig = "(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)"
 
 // stubs is kerns_amd64.go: the kernels' Go declarations and their
 // tables by tile height.
@@ -91,9 +95,9 @@ package bf16
 		// A switch of direct calls, not a table of func values: the
 		// kernels' //go:noescape then keeps A (a caller's stack array
 		// in an //ocannl:einsum kernel) off the heap.
-		fmt.Fprintf(&b, "\n// %sRows runs the %s kernel of tile height rows (1 to %d).\nfunc %sRows(rows, kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool) {\n\tswitch rows {\n", name, name, mrZMM, name)
+		fmt.Fprintf(&b, "\n// %sRows runs the %s kernel of tile height rows (1 to %d).\nfunc %sRows(rows, nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool) {\n\tswitch rows {\n", name, name, mrZMM, name)
 		for mr := 1; mr <= mrZMM; mr++ {
-			fmt.Fprintf(&b, "\tcase %d:\n\t\t%sr%d(kp, a, lda, b, c, ldc, load)\n", mr, name, mr)
+			fmt.Fprintf(&b, "\tcase %d:\n\t\t%sr%d(nrun, runs, a, lda, b, c, ldc, load)\n", mr, name, mr)
 		}
 		b.WriteString("\tdefault:\n\t\tpanic(\"bf16: no kernel of this height\")\n\t}\n}\n")
 	}
@@ -170,18 +174,14 @@ func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 	bases := []string{"AX", "R11", "R12", "R13"}
 	aAddr := func(r int) string { return fmt.Sprintf("%d(AX)", r*row) }
 	if strided {
-		fmt.Fprintf(&b.Buffer, "\n%s\nTEXT ·%s(SB), NOSPLIT, $0-49\n", doc, name)
-		b.f("MOVQ kp+0(FP), CX")
-		b.f("MOVQ a+8(FP), AX")
-		b.f("MOVQ lda+16(FP), R9")
-		b.f("MOVQ b+24(FP), BX")
-		b.f("MOVQ c+32(FP), DX")
-		b.f("MOVQ ldc+40(FP), SI")
-		b.f("MOVBLZX load+48(FP), DI")
+		// AX and the other bases, CX and BX are set per run (the run
+		// loop below); DI counts the runs, R8 walks their list.
+		fmt.Fprintf(&b.Buffer, "\n%s\nTEXT ·%s(SB), NOSPLIT, $0-57\n", doc, name)
+		b.f("MOVQ lda+24(FP), R9")
+		b.f("MOVQ c+40(FP), DX")
+		b.f("MOVQ ldc+48(FP), SI")
+		b.f("MOVBLZX load+56(FP), DI")
 		b.f("LEAQ (R9)(R9*2), R10")
-		for g := 1; g < (mr+3)/4; g++ {
-			b.f("LEAQ (%s)(R9*4), %s", bases[g-1], bases[g])
-		}
 		aAddr = func(r int) string {
 			base := bases[r/4]
 			switch r % 4 {
@@ -216,6 +216,19 @@ func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 	}
 	b.f("JMP %s_check", name)
 	b.label(name + "_zero")
+	if strided {
+		// C is only stored: its lines fetched while the tile is
+		// computed, not when the stores reach them.
+		b.f("MOVQ DX, R8")
+		for r := range mr {
+			for j := range nv {
+				b.f("PREFETCHT0 %d(R8)", j*vec)
+			}
+			if r < mr-1 {
+				b.f("ADDQ SI, R8")
+			}
+		}
+	}
 	for r := range mr {
 		for j := range nv {
 			if zmm {
@@ -226,8 +239,28 @@ func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 		}
 	}
 	b.label(name + "_check")
-	b.f("TESTQ CX, CX")
-	b.f("JZ %s_store", name)
+	if strided {
+		b.f("MOVQ nrun+0(FP), DI")
+		b.f("MOVQ runs+8(FP), R8")
+		b.f("TESTQ DI, DI")
+		b.f("JZ %s_store", name)
+		b.label(name + "_run")
+		b.f("MOVQ a+16(FP), AX")
+		b.f("ADDQ 0(R8), AX")
+		b.f("MOVQ 8(R8), CX")
+		b.f("MOVQ 16(R8), BX")
+		b.f("SHLQ $%d, BX", bits.TrailingZeros(uint(nrb)))
+		b.f("ADDQ b+32(FP), BX")
+		for g := 1; g < (mr+3)/4; g++ {
+			b.f("LEAQ (%s)(R9*4), %s", bases[g-1], bases[g])
+		}
+		b.f("ADDQ $24, R8")
+		b.f("TESTQ CX, CX")
+		b.f("JZ %s_next", name)
+	} else {
+		b.f("TESTQ CX, CX")
+		b.f("JZ %s_store", name)
+	}
 	b.label(name + "_loop")
 	for j := range nv {
 		b.f("VMOVUPS %d(BX), %s", j*vec, bv(j))
@@ -259,6 +292,11 @@ func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 	b.f("ADDQ $%d, BX", nrb)
 	b.f("DECQ CX")
 	b.f("JNZ %s_loop", name)
+	if strided {
+		b.label(name + "_next")
+		b.f("DECQ DI")
+		b.f("JNZ %s_run", name)
+	}
 	b.label(name + "_store")
 	for r := range mr {
 		for j := range nv {
@@ -306,9 +344,11 @@ func generate() []byte {
 		nv := 2 - i
 		for mr := mrZMM; mr >= 1; mr-- {
 			kernelA(&b, fmt.Sprintf("%sr%d", name, mr), fmt.Sprintf(`// func %sr%d%s
-// AVX512_BF16: kernBF16%sr%d reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.`, name, mr, stridedSig, map[int]string{1: "n16", 2: ""}[nv], mr), true, true, true, mr, nv)
+// AVX512_BF16: kernBF16%sr%d reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.`, name, mr, stridedSig, map[int]string{1: "n16", 2: ""}[nv], mr), true, true, true, mr, nv)
 		}
 	}
 	for mr := mrZMM; mr >= 1; mr-- {
@@ -424,6 +464,47 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("VZEROUPPER")
 		b.f("RET")
 	}
+	b.WriteString(`
+// func cvtWindows(dst *uint32, ldw int, src *float32, ld int, pairs int, nwin int)
+// cvtPairs16 on nwin windows of 16 columns side by side (window w at
+// src + 64w bytes, its pairs' words at dst + w*ldw bytes, 16 words a
+// pair), pair by pair: the nwin windows of a pair's two rows are read
+// one after the other (a kernel gradient's input: a row of pixels of
+// two images), not one window over every pair at a time.
+TEXT ·cvtWindows(SB), NOSPLIT, $0-48
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldw+8(FP), R8")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ ld+24(FP), DX")
+	b.f("MOVQ pairs+32(FP), CX")
+	b.f("MOVQ nwin+40(FP), R9")
+	b.f("TESTQ CX, CX")
+	b.f("JZ cvtWindows_done")
+	b.f("TESTQ R9, R9")
+	b.f("JZ cvtWindows_done")
+	b.f("VMOVDQU64 ·interleaveWords(SB), Z31")
+	b.label("cvtWindows_pair")
+	b.f("MOVQ SI, AX")
+	b.f("MOVQ DI, BX")
+	b.f("MOVQ R9, R10")
+	b.label("cvtWindows_win")
+	b.f("VMOVUPS (AX), Z0")
+	b.f("VMOVUPS (AX)(DX*1), Z1")
+	b.bytes(evexCVTNE2PS2BF16(2, 1, 0), "VCVTNE2PS2BF16 Z0, Z1, Z2")
+	b.f("VPERMW Z2, Z31, Z2")
+	b.f("VMOVDQU32 Z2, (BX)")
+	b.f("ADDQ $64, AX")
+	b.f("ADDQ R8, BX")
+	b.f("DECQ R10")
+	b.f("JNZ cvtWindows_win")
+	b.f("LEAQ (SI)(DX*2), SI")
+	b.f("ADDQ $64, DI")
+	b.f("DECQ CX")
+	b.f("JNZ cvtWindows_pair")
+	b.label("cvtWindows_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
 	b.WriteString(`
 // func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
 // cvtPairs16 on the columns of mask's low 16 bits only (masked loads

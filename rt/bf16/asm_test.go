@@ -247,3 +247,45 @@ func TestCvtRowsN(t *testing.T) {
 		}
 	}
 }
+
+// TestCvtWindows: cvtWindows stores, for every window and pair, the
+// words of cvtPairs16 (each against rt.BF16FromFloat32, specials
+// included), at its window's stride, and nothing between the windows
+// or past the last.
+func TestCvtWindows(t *testing.T) {
+	if !Available(AVX512BF16) {
+		t.Skip("no AVX512_BF16")
+	}
+	specials := []uint32{0, 0x80000000, 1, 0x807fffff, 0x3f808000, 0x3f818000, 0x7f800000, 0xff800000, 0x7f7fffff, 0x7f800001, 0xffc00001}
+	r := rand.New(rand.NewPCG(21, 22))
+	const ld, pairs, nwin = 7*16 + 5, 9, 6 // values between a pair's rows
+	const ldw = 16*pairs + 3               // words between windows
+	src := make([]float32, 2*pairs*ld)
+	for i := range src {
+		u := r.Uint32()
+		if i%7 == 0 {
+			u = specials[i/7%len(specials)]
+		}
+		src[i] = math.Float32frombits(u)
+	}
+	const guard = 0xdeadbeef
+	dst := make([]uint32, nwin*ldw+5)
+	for i := range dst {
+		dst[i] = guard
+	}
+	cvtWindows(&dst[0], 4*ldw, &src[0], 4*ld, pairs, nwin)
+	for i, got := range dst {
+		w, o := i/ldw, i%ldw
+		if w >= nwin || o >= 16*pairs {
+			if got != guard {
+				t.Fatalf("cvtWindows stored word %d (window %d, offset %d): %#08x", i, w, o, got)
+			}
+			continue
+		}
+		p, c := o/16, o%16
+		want := uint32(rt.BF16FromFloat32(src[2*p*ld+16*w+c])) | uint32(rt.BF16FromFloat32(src[(2*p+1)*ld+16*w+c]))<<16
+		if got != want {
+			t.Fatalf("cvtWindows: window %d, pair %d, column %d = %#08x, want %#08x", w, p, c, got, want)
+		}
+	}
+}

@@ -226,13 +226,19 @@ type scratch struct {
 	nprogB, progAllB int
 	runsA            [kc][2]int32 // the runs of the block's offsets in A
 	runsB            [kc][2]int32 // and in B
-	// runD are copyRuns's runs of a converted A's block (runDescs).
+	// runD are copyRuns's runs of a converted A's block (runDescs),
+	// runP the in-place kernels' (inPlaceRuns).
 	runD [kc][4]int
+	runP [kc][3]int
+	// winAt[r][v] is the word in the B block where packWindows put
+	// the 16 columns v of B's progression r (progB).
+	winAt [kc / 2][maxWin]int32
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
 	// panel's column offsets: here rather than on the stack, where Go
 	// would clear 4 KiB in every call.
 	offA, offB [kc]int
 	colB       [nrZMM]int
+	colC       [nrZMM]int // a tile's columns' offsets in C
 }
 
 // scratchFree keeps the packing buffers (512 KiB each, too large for a
@@ -296,6 +302,9 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	}
 	pa, pb := ao.P, bo.P
 	s = s.norm()
+	if pa == nil {
+		s.rowAxes()
+	}
 	if s.M <= 0 || s.N <= 0 {
 		return
 	}
@@ -380,17 +389,24 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			if !direct && ah != nil && bfPairs && hasAsmPack && longRuns(kb, rsA) {
 				nd = runDescs(&sc.runD, oa, rsA)
 			}
-			var rsD [][2]int32 // the runs the kernels read in place
+			nrun := 0 // the runs the kernels read in place (sc.runP)
 			if direct {
-				rsD = rsA
+				nrun = inPlaceRuns(&sc.runP, oa, rsA)
 			}
 			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
 			var blockB []uint32
-			if pb != nil {
+			nwin := 0 // B's block as windows (packWindows): its progressions
+			if pb == nil && bs != nil && bfPairs && hasAsmPack && fast && s.BN == 1 && !direct {
+				nwin = packWindows(bufB[:], bs, &s, n0, ncb, ob, sc)
+			}
+			switch {
+			case nwin > 0:
+				blockB = bufB[:]
+			case pb != nil:
 				w := blockWords(t, nr, ncb, steps)
 				blockB, cur = pb.words[cur:cur+w], cur+w
-			} else {
+			default:
 				blockB = bufB[:]
 				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, ob, rsB, colB, sc)
 			}
@@ -418,7 +434,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 					case direct:
 						ad = ah[m0*s.AM:]
 					case pa != nil:
-						aPanel = pa.aPanel(k0, mo*np+pi)
+						aPanel = pa.aPanel(k0, mo, m0)
 					case nd > 0:
 						copyRuns(&bufA[0], rowWords*4, &ah[m0*s.AM], s.AM*2, rows, &sc.runD[0], nd)
 						if kb%2 == 1 {
@@ -441,29 +457,48 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 							packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
 						}
 					}
+					if nwin > 0 {
+						// Each 16 columns in one call over the
+						// progressions, reading the packed A panel in
+						// place (rowWords words a row) and the
+						// progressions' windows of B.
+						a16 := (*uint16)(unsafe.Pointer(&aPanel[0]))
+						for v := range ncb / 16 {
+							for r, pr := range sc.progB[:nwin] {
+								sc.runP[r] = [3]int{4 * pr[0], pr[1], int(sc.winAt[r][v]) / 16}
+							}
+							kernBF16n16aRows(rows, nwin, &sc.runP[0], a16, rowWords*4, &blockB[0], &cs[m0*s.CM+n0+16*v], s.CM*4, load)
+						}
+						continue
+					}
 					for j := 0; j < ncb; j += nr {
 						panel := blockB[j*steps:]
 						pw := panelWidth(t, nr, ncb-j)
 						if fast && j+pw <= ncb {
-							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
+							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, &sc.runP, nrun, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
 							continue
 						}
+						// Through the tile: C's column offsets once per
+						// panel (colOff divides), not per cell.
 						w := min(pw, ncb-j)
+						colC := sc.colC[:w]
+						for c := range colC {
+							colC[c] = colOff(n0+j+c, s.N2, s.CN, s.CN2)
+						}
 						if load {
 							for r := range rows {
-								for c := range pw {
-									v := float32(0)
-									if r < rows && c < w {
-										v = cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)]
-									}
-									tile[r*pw+c] = v
+								row, tr := cs[(m0+r)*s.CM:], tile[r*pw:(r+1)*pw]
+								for c, o := range colC {
+									tr[c] = row[o]
 								}
+								clear(tr[w:])
 							}
 						}
-						kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &tile[0], pw*4, load)
+						kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, &sc.runP, nrun, panel, &tile[0], pw*4, load)
 						for r := range rows {
-							for c := range w {
-								cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
+							row, tr := cs[(m0+r)*s.CM:], tile[r*pw:(r+1)*pw]
+							for c, o := range colC {
+								row[o] = tr[c]
 							}
 						}
 					}
@@ -485,6 +520,27 @@ func panelRows(m, np, pi int) int {
 		r++
 	}
 	return r
+}
+
+// rowAxes makes the row axis (M, M2 or M3) with the smallest stride
+// in C the m axis, the rows of the kernels' tiles, among those of at
+// least 8 rows (s normalized, A not packed: PackA's panels follow
+// s's m axis). Which row axis runs innermost changes no cell's sum. A
+// forward convolution's call has the batch as m, its rows 64 KiB apart
+// in C in the ResNet's first stage: a tile's rows then share a set of
+// the L1 cache (4 KiB apart or a multiple) and every run's reload of C
+// missed it; its pixels (m2) are adjacent, 16 to 64 floats apart.
+func (s *Shape) rowAxes() {
+	if s.M2 >= 8 && s.CM2 < s.CM {
+		s.M, s.M2 = s.M2, s.M
+		s.CM, s.CM2 = s.CM2, s.CM
+		s.AM, s.AM2 = s.AM2, s.AM
+	}
+	if s.M3 >= 8 && s.CM3 < s.CM {
+		s.M, s.M3 = s.M3, s.M
+		s.CM, s.CM3 = s.CM3, s.CM
+		s.AM, s.AM3 = s.AM3, s.AM
+	}
 }
 
 // rowsC and rowsA are the offsets in C and A of the rows of (m2, m3)
@@ -704,10 +760,10 @@ type Packed struct {
 	s     Shape
 	t     Tier
 	b     *float32 // the operand packed (A when isA)
-	// isA: packed by PackA, the A panels of every (k block, m panel),
-	// aBlock words per k block.
-	isA    bool
-	aBlock int
+	// isA: packed by PackA, the rows of A of every (k block, (m2,
+	// m3)), aBlock words per k block, aM rows per (m2, m3).
+	isA        bool
+	aBlock, aM int
 	// direct: s swaps its operands (Shape.norm), so that b is the
 	// kernels' A: GemmPacked then runs Gemm on b.
 	direct bool
@@ -901,21 +957,32 @@ func kern(t Tier, rows, nr, steps int, a, b *uint32, c *float32, ldc int, load b
 // kernPanel runs the kernel of tier t on an m panel of rows and a B
 // panel of width pw: from the packed A panel a, or (ad not nil) reading
 // a converted A in place: row r at ad[r*lda/2:], the block's steps in
-// runs rs of offsets off, each of whole pairs (inPlace), one kernel
-// call per run, the calls after the first adding to the C they stored
-// (the same sums in the same order: C is float32 between the calls).
-func kernPanel(t Tier, rows, pw, steps int, a *uint32, ad []uint16, lda int, off []int, rs [][2]int32, panel []uint32, c *float32, ldc int, load bool) {
+// the nrun runs rd (inPlaceRuns), each of whole pairs (inPlace), in one
+// kernel call that keeps the tile of C in registers from the first run
+// to the last (the same sums in the same order as one call per run).
+func kernPanel(t Tier, rows, pw, steps int, a *uint32, ad []uint16, lda int, rd *[kc][3]int, nrun int, panel []uint32, c *float32, ldc int, load bool) {
 	if ad == nil {
 		kern(t, rows, pw, steps, a, &panel[0], c, ldc, load)
 		return
 	}
-	for i, r := range rs {
-		if pw == 16 {
-			kernBF16n16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
-		} else {
-			kernBF16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
-		}
+	if pw == 16 {
+		kernBF16n16aRows(rows, nrun, &rd[0], &ad[0], lda, &panel[0], c, ldc, load)
+	} else {
+		kernBF16aRows(rows, nrun, &rd[0], &ad[0], lda, &panel[0], c, ldc, load)
 	}
+}
+
+// inPlaceRuns sets d to the in-place kernels' runs (A's byte offset
+// from a row's first value, pairs, B's first pair) of the runs rs of a
+// block's reduction offsets off (A's), each of whole pairs (inPlace),
+// and returns their number. The kernels read A's bf16 row r of run i
+// at ad[r*AM + off[first]:]; the caller checks that every run stays
+// within A's span (it does: off are offsets s reaches).
+func inPlaceRuns(d *[kc][3]int, off []int, rs [][2]int32) int {
+	for i, r := range rs {
+		d[i] = [3]int{2 * off[r[0]], int(r[1]) / 2, int(r[0]) / 2}
+	}
+	return len(rs)
 }
 
 // minInPlace is the shortest average run (in steps) that the kernels
@@ -1252,6 +1319,112 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		return all
 	}
 	return 0
+}
+
+// maxWin is the most 16-column vectors of a B block packWindows packs.
+const maxWin = 12
+
+// packWindows packs the block of B's columns n0 ... n0+ncb-1 at the
+// reduction offsets offB as windows, when that saves conversions, and
+// returns the number of progressions it found (0 when it packed
+// nothing: the block has another form). The form: B contiguous along n
+// (s.BN == 1, s.N2 == 1, ncb a multiple of 16, at most 16*maxWin), the
+// block's steps all in progressions of whole pairs (progPairs, into
+// sc.progB), and the columns of a progression overlapping those of the
+// one before it: a convolution's kernel gradient, whose columns are the
+// kernel columns times the input channels and whose steps move along
+// the pixels by a multiple of 16 channels (the first stage's
+// progression q+1 reads the 16 columns v+1 of progression q as its
+// columns v). Each distinct 16 columns of a progression (by offset in
+// B, progression and stride) are converted once, with cvtPairs16, into
+// a window of 16 words per pair at sc.winAt[r][v] in dst: the n16
+// kernels read them in place, one call per 16 columns over the
+// progressions. The words are packB's, so the sums are the same.
+func packWindows(dst []uint32, bs []float32, s *Shape, n0, ncb int, offB []int, sc *scratch) int {
+	kb := len(offB)
+	nv := ncb / 16
+	if kb%2 != 0 || ncb%16 != 0 || nv > maxWin || s.N2 != 1 {
+		return 0
+	}
+	n := 0
+	all := progPairs(offB, func(p0, np, d int) {
+		sc.progB[n] = [3]int{p0, np, d}
+		n++
+	})
+	if all != kb/2 || n < 2 {
+		return 0
+	}
+	// The windows: a progression's vector v is the vector w of the one
+	// before when they start at the same offset with the same pairs and
+	// stride. Packed only when at least a third of them repeat.
+	shared := 0
+	for r := 1; r < n; r++ {
+		p, q := sc.progB[r], sc.progB[r-1]
+		if p[1] != q[1] || p[2] != q[2] {
+			continue
+		}
+		sh := offB[2*p[0]] - offB[2*q[0]]
+		if sh > 0 && sh%16 == 0 && sh/16 < nv {
+			shared += nv - sh/16
+		}
+	}
+	if 3*shared < n*nv {
+		return 0
+	}
+	if sh, ok := uniformShift(offB, sc.progB[:n], nv); ok {
+		// The windows side by side in B (window t at 16t values from
+		// the first progression's columns): converted pair by pair,
+		// each pair's rows read in order (cvtWindows).
+		p0 := sc.progB[0]
+		np := p0[1]
+		cvtWindows(&dst[0], 64*np, &bs[n0+offB[2*p0[0]]], p0[2]*4, np, (n-1)*sh+nv)
+		for r := range n {
+			for v := range nv {
+				sc.winAt[r][v] = int32((r*sh + v) * 16 * np)
+			}
+		}
+		return n
+	}
+	w := 0
+	for r, p := range sc.progB[:n] {
+		o := n0 + offB[2*p[0]]
+		var q [3]int
+		sh := -1
+		if r > 0 {
+			q = sc.progB[r-1]
+			if p[1] == q[1] && p[2] == q[2] {
+				if d := offB[2*p[0]] - offB[2*q[0]]; d > 0 && d%16 == 0 {
+					sh = d / 16
+				}
+			}
+		}
+		for v := range nv {
+			if sh >= 0 && v+sh < nv {
+				sc.winAt[r][v] = sc.winAt[r-1][v+sh]
+				continue
+			}
+			sc.winAt[r][v] = int32(w)
+			cvtPairs16(&dst[w], &bs[o+16*v], p[2]*4, p[1])
+			w += 16 * p[1]
+		}
+	}
+	return n
+}
+
+// uniformShift reports whether the progressions ps (of offsets offB)
+// all have the pairs and stride of the first and each starts sh*16
+// values after the one before, 1 <= sh <= nv, and returns sh.
+func uniformShift(offB []int, ps [][3]int, nv int) (int, bool) {
+	sh := 0
+	for r := 1; r < len(ps); r++ {
+		p, q := ps[r], ps[r-1]
+		d := offB[2*p[0]] - offB[2*q[0]]
+		if p[1] != ps[0][1] || p[2] != ps[0][2] || d <= 0 || d%16 != 0 || d/16 > nv || sh > 0 && d/16 != sh {
+			return 0, false
+		}
+		sh = d / 16
+	}
+	return sh, sh > 0
 }
 
 // pairRuns reports whether the runs rs of a block of kb reduction steps

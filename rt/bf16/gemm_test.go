@@ -52,12 +52,28 @@ func layouts() []layout {
 	// runs of 10 and 6 steps along one stride: packed by runs).
 	add("folded", Shape{M: 16, N: 48, K: 10, CM: 48, CN: 1, AM: 1, AK: 16 * 20, BK: 48 * 20, BN: 1, K2: 5, AK2: 16, BK2: 48, K3: 4, AK3: 16 * 5, BK3: 48 * 5})
 	add("folded-odd", Shape{M: 20, N: 16, K: 7, CM: 16, CN: 1, AM: 1, AK: 20 * 12, BK: 16 * 12, BN: 1, K2: 12, AK2: 20, BK2: 16, K3: 3, AK3: 20 * 84, BK3: 16 * 84})
+	// Kernel gradients whose B columns (kernel columns x channels) of
+	// one progression of steps (the images) overlap the next one's (the
+	// next pixel: 16 or 32 channels on), packed as windows
+	// (packWindows): one block, and two blocks of 16 and 32 columns
+	// shifts, M an edge of two panels.
+	add("wgrad", Shape{M: 16, N: 48, K: 8, CM: 48, CN: 1, AM: 1, AK: 288, BK: 640, BN: 1, K2: 6, AK2: 16, BK2: 16, K3: 3, AK3: 96, BK3: 128})
+	// Blocks of 8 progressions each one 16 columns on (cvtWindows).
+	add("wgradrow", Shape{M: 16, N: 48, K: 32, CM: 48, CN: 1, AM: 1, AK: 384, BK: 800, BN: 1, K2: 8, AK2: 16, BK2: 16, K3: 3, AK3: 128, BK3: 160})
+	add("wgrad32", Shape{M: 20, N: 96, K: 16, CM: 96, CN: 1, AM: 1, AK: 400, BK: 1344, BN: 1, K2: 4, AK2: 20, BK2: 32, K3: 5, AK3: 80, BK3: 192, Overwrite: true})
 	add("empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, Overwrite: true})
 	// Row axes M2 and M3 (a forward convolution with its output pixels
 	// folded into the rows): images [17][7][7][16] (A), a 3x3 kernel
 	// [16][3][3][16] (B), outputs [17][3][5][16] (C); m an edge panel.
 	add("m3conv", Shape{M: 17, N: 16, K: 48, CM: 240, CN: 1, AM: 784, AK: 1, BK: 1, BN: 144, K2: 3, AK2: 112, BK2: 48,
 		M2: 5, CM2: 16, AM2: 16, M3: 3, CM3: 80, AM3: 112, Overwrite: true})
+	// The batch as m, 4 KiB apart in C (a multiple: the rows would share
+	// an L1 set), its pixels in M2 and M3: rt/bf16 runs the pixels as the
+	// tiles' rows (rowAxes), M2's (10 rows, an edge panel) or M3's (9).
+	add("m2batch", Shape{M: 9, N: 16, K: 48, CM: 1024, CN: 1, AM: 1152, AK: 1, BK: 1, BN: 144, K2: 3, AK2: 192, BK2: 48,
+		M2: 10, CM2: 16, AM2: 16, M3: 4, CM3: 160, AM3: 192, Overwrite: true})
+	add("m3batch", Shape{M: 3, N: 40, K: 24, CM: 2048, CN: 1, AM: 500, AK: 1, BK: 1, BN: 48, K2: 2, AK2: 40, BK2: 24,
+		M2: 2, CM2: 9 * 40, AM2: 100, M3: 9, CM3: 40, AM3: 8})
 	add("m2edge", Shape{M: 9, N: 40, K: 19, CM: 40, CN: 1, AM: 19, AK: 1, BK: 40, BN: 1, M2: 3, CM2: 9 * 40, AM2: 9 * 19})
 	// C columns strided, rows contiguous: not swapped with M2 (the tile).
 	add("m2colsC", Shape{M: 5, N: 7, K: 9, CM: 1, CN: 20, AM: 9, AK: 1, BK: 1, BN: 9, M2: 4, CM2: 5, AM2: 45})

@@ -31,6 +31,9 @@ func cvtPairs16(dst *uint32, src *float32, ld int, pairs int)
 //go:noescape
 func cvtPairs32(dst *uint32, src *float32, ld int, pairs int)
 
+//go:noescape
+func cvtWindows(dst *uint32, ldw int, src *float32, ld int, pairs int, nwin int)
+
 // hasAsmPack: the AVX512_BF16 packing routines exist in this build.
 const hasAsmPack = true
 

@@ -2624,22 +2624,18 @@ kernBF16n16r1_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar14(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r14 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar14(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar14(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r14 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar14(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
-	LEAQ (R12)(R9*4), R13
 	TESTQ DI, DI
 	JZ kernBF16ar14_zero
 	MOVQ DX, R8
@@ -2686,6 +2682,48 @@ TEXT ·kernBF16ar14(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z27
 	JMP kernBF16ar14_check
 kernBF16ar14_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2715,8 +2753,23 @@ kernBF16ar14_zero:
 	VPXORD Z26, Z26, Z26
 	VPXORD Z27, Z27, Z27
 kernBF16ar14_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar14_store
+kernBF16ar14_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	LEAQ (R12)(R9*4), R13
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar14_next
 kernBF16ar14_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -2769,6 +2822,9 @@ kernBF16ar14_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar14_loop
+kernBF16ar14_next:
+	DECQ DI
+	JNZ kernBF16ar14_run
 kernBF16ar14_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -2814,22 +2870,18 @@ kernBF16ar14_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar13(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r13 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar13(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar13(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r13 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar13(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
-	LEAQ (R12)(R9*4), R13
 	TESTQ DI, DI
 	JZ kernBF16ar13_zero
 	MOVQ DX, R8
@@ -2873,6 +2925,45 @@ TEXT ·kernBF16ar13(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z25
 	JMP kernBF16ar13_check
 kernBF16ar13_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2900,8 +2991,23 @@ kernBF16ar13_zero:
 	VPXORD Z24, Z24, Z24
 	VPXORD Z25, Z25, Z25
 kernBF16ar13_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar13_store
+kernBF16ar13_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	LEAQ (R12)(R9*4), R13
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar13_next
 kernBF16ar13_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -2951,6 +3057,9 @@ kernBF16ar13_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar13_loop
+kernBF16ar13_next:
+	DECQ DI
+	JNZ kernBF16ar13_run
 kernBF16ar13_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -2993,21 +3102,18 @@ kernBF16ar13_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar12(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r12 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar12(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar12(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r12 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar12(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16ar12_zero
 	MOVQ DX, R8
@@ -3048,6 +3154,42 @@ TEXT ·kernBF16ar12(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z23
 	JMP kernBF16ar12_check
 kernBF16ar12_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3073,8 +3215,22 @@ kernBF16ar12_zero:
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
 kernBF16ar12_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar12_store
+kernBF16ar12_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar12_next
 kernBF16ar12_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3120,6 +3276,9 @@ kernBF16ar12_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar12_loop
+kernBF16ar12_next:
+	DECQ DI
+	JNZ kernBF16ar12_run
 kernBF16ar12_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -3159,21 +3318,18 @@ kernBF16ar12_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar11(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r11 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar11(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar11(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r11 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar11(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16ar11_zero
 	MOVQ DX, R8
@@ -3211,6 +3367,39 @@ TEXT ·kernBF16ar11(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z21
 	JMP kernBF16ar11_check
 kernBF16ar11_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3234,8 +3423,22 @@ kernBF16ar11_zero:
 	VPXORD Z20, Z20, Z20
 	VPXORD Z21, Z21, Z21
 kernBF16ar11_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar11_store
+kernBF16ar11_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar11_next
 kernBF16ar11_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3278,6 +3481,9 @@ kernBF16ar11_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar11_loop
+kernBF16ar11_next:
+	DECQ DI
+	JNZ kernBF16ar11_run
 kernBF16ar11_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -3314,21 +3520,18 @@ kernBF16ar11_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar10(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r10 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar10(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar10(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r10 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar10(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16ar10_zero
 	MOVQ DX, R8
@@ -3363,6 +3566,36 @@ TEXT ·kernBF16ar10(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z19
 	JMP kernBF16ar10_check
 kernBF16ar10_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3384,8 +3617,22 @@ kernBF16ar10_zero:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 kernBF16ar10_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar10_store
+kernBF16ar10_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar10_next
 kernBF16ar10_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3425,6 +3672,9 @@ kernBF16ar10_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar10_loop
+kernBF16ar10_next:
+	DECQ DI
+	JNZ kernBF16ar10_run
 kernBF16ar10_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -3458,21 +3708,18 @@ kernBF16ar10_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar9(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r9 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar9(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar9(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r9 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar9(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16ar9_zero
 	MOVQ DX, R8
@@ -3504,6 +3751,33 @@ TEXT ·kernBF16ar9(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z17
 	JMP kernBF16ar9_check
 kernBF16ar9_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3523,8 +3797,22 @@ kernBF16ar9_zero:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 kernBF16ar9_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar9_store
+kernBF16ar9_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar9_next
 kernBF16ar9_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3561,6 +3849,9 @@ kernBF16ar9_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar9_loop
+kernBF16ar9_next:
+	DECQ DI
+	JNZ kernBF16ar9_run
 kernBF16ar9_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -3591,20 +3882,18 @@ kernBF16ar9_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar8(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r8 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar8(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar8(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r8 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar8(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16ar8_zero
 	MOVQ DX, R8
@@ -3633,6 +3922,30 @@ TEXT ·kernBF16ar8(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z15
 	JMP kernBF16ar8_check
 kernBF16ar8_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3650,8 +3963,21 @@ kernBF16ar8_zero:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 kernBF16ar8_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar8_store
+kernBF16ar8_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar8_next
 kernBF16ar8_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3684,6 +4010,9 @@ kernBF16ar8_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar8_loop
+kernBF16ar8_next:
+	DECQ DI
+	JNZ kernBF16ar8_run
 kernBF16ar8_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -3711,20 +4040,18 @@ kernBF16ar8_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar7(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r7 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar7(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar7(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r7 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar7(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16ar7_zero
 	MOVQ DX, R8
@@ -3750,6 +4077,27 @@ TEXT ·kernBF16ar7(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z13
 	JMP kernBF16ar7_check
 kernBF16ar7_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3765,8 +4113,21 @@ kernBF16ar7_zero:
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
 kernBF16ar7_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar7_store
+kernBF16ar7_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar7_next
 kernBF16ar7_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3796,6 +4157,9 @@ kernBF16ar7_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar7_loop
+kernBF16ar7_next:
+	DECQ DI
+	JNZ kernBF16ar7_run
 kernBF16ar7_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -3820,20 +4184,18 @@ kernBF16ar7_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar6(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r6 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar6(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar6(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r6 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar6(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16ar6_zero
 	MOVQ DX, R8
@@ -3856,6 +4218,24 @@ TEXT ·kernBF16ar6(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z11
 	JMP kernBF16ar6_check
 kernBF16ar6_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3869,8 +4249,21 @@ kernBF16ar6_zero:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 kernBF16ar6_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar6_store
+kernBF16ar6_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar6_next
 kernBF16ar6_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3897,6 +4290,9 @@ kernBF16ar6_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar6_loop
+kernBF16ar6_next:
+	DECQ DI
+	JNZ kernBF16ar6_run
 kernBF16ar6_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -3918,20 +4314,18 @@ kernBF16ar6_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar5(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r5 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar5(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar5(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r5 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar5(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16ar5_zero
 	MOVQ DX, R8
@@ -3951,6 +4345,21 @@ TEXT ·kernBF16ar5(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z9
 	JMP kernBF16ar5_check
 kernBF16ar5_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3962,8 +4371,21 @@ kernBF16ar5_zero:
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 kernBF16ar5_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar5_store
+kernBF16ar5_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar5_next
 kernBF16ar5_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -3987,6 +4409,9 @@ kernBF16ar5_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar5_loop
+kernBF16ar5_next:
+	DECQ DI
+	JNZ kernBF16ar5_run
 kernBF16ar5_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -4005,18 +4430,17 @@ kernBF16ar5_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar4(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r4 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar4(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar4(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r4 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar4(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16ar4_zero
@@ -4034,6 +4458,18 @@ TEXT ·kernBF16ar4(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z7
 	JMP kernBF16ar4_check
 kernBF16ar4_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -4043,8 +4479,20 @@ kernBF16ar4_zero:
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
 kernBF16ar4_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar4_store
+kernBF16ar4_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar4_next
 kernBF16ar4_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -4064,6 +4512,9 @@ kernBF16ar4_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar4_loop
+kernBF16ar4_next:
+	DECQ DI
+	JNZ kernBF16ar4_run
 kernBF16ar4_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -4079,18 +4530,17 @@ kernBF16ar4_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar3(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r3 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar3(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar3(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r3 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar3(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16ar3_zero
@@ -4105,6 +4555,15 @@ TEXT ·kernBF16ar3(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z5
 	JMP kernBF16ar3_check
 kernBF16ar3_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -4112,8 +4571,20 @@ kernBF16ar3_zero:
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 kernBF16ar3_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar3_store
+kernBF16ar3_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar3_next
 kernBF16ar3_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -4130,6 +4601,9 @@ kernBF16ar3_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar3_loop
+kernBF16ar3_next:
+	DECQ DI
+	JNZ kernBF16ar3_run
 kernBF16ar3_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -4142,18 +4616,17 @@ kernBF16ar3_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar2(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r2 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar2(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar2(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r2 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar2(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16ar2_zero
@@ -4165,13 +4638,31 @@ TEXT ·kernBF16ar2(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z3
 	JMP kernBF16ar2_check
 kernBF16ar2_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 kernBF16ar2_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar2_store
+kernBF16ar2_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar2_next
 kernBF16ar2_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -4185,6 +4676,9 @@ kernBF16ar2_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar2_loop
+kernBF16ar2_next:
+	DECQ DI
+	JNZ kernBF16ar2_run
 kernBF16ar2_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
@@ -4194,18 +4688,17 @@ kernBF16ar2_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16ar1(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16r1 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16ar1(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16ar1(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r1 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16ar1(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16ar1_zero
@@ -4214,11 +4707,26 @@ TEXT ·kernBF16ar1(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R8), Z1
 	JMP kernBF16ar1_check
 kernBF16ar1_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 kernBF16ar1_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16ar1_store
+kernBF16ar1_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $7, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16ar1_next
 kernBF16ar1_loop:
 	VMOVUPS 0(BX), Z28
 	VMOVUPS 64(BX), Z29
@@ -4229,28 +4737,27 @@ kernBF16ar1_loop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernBF16ar1_loop
+kernBF16ar1_next:
+	DECQ DI
+	JNZ kernBF16ar1_run
 kernBF16ar1_store:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar14(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r14 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar14(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar14(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r14 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar14(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
-	LEAQ (R12)(R9*4), R13
 	TESTQ DI, DI
 	JZ kernBF16n16ar14_zero
 	MOVQ DX, R8
@@ -4283,6 +4790,34 @@ TEXT ·kernBF16n16ar14(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z26
 	JMP kernBF16n16ar14_check
 kernBF16n16ar14_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -4298,8 +4833,23 @@ kernBF16n16ar14_zero:
 	VPXORD Z24, Z24, Z24
 	VPXORD Z26, Z26, Z26
 kernBF16n16ar14_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar14_store
+kernBF16n16ar14_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	LEAQ (R12)(R9*4), R13
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar14_next
 kernBF16n16ar14_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -4337,6 +4887,9 @@ kernBF16n16ar14_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar14_loop
+kernBF16n16ar14_next:
+	DECQ DI
+	JNZ kernBF16n16ar14_run
 kernBF16n16ar14_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -4368,22 +4921,18 @@ kernBF16n16ar14_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar13(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r13 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar13(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar13(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r13 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar13(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
-	LEAQ (R12)(R9*4), R13
 	TESTQ DI, DI
 	JZ kernBF16n16ar13_zero
 	MOVQ DX, R8
@@ -4414,6 +4963,32 @@ TEXT ·kernBF16n16ar13(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z24
 	JMP kernBF16n16ar13_check
 kernBF16n16ar13_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -4428,8 +5003,23 @@ kernBF16n16ar13_zero:
 	VPXORD Z22, Z22, Z22
 	VPXORD Z24, Z24, Z24
 kernBF16n16ar13_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar13_store
+kernBF16n16ar13_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	LEAQ (R12)(R9*4), R13
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar13_next
 kernBF16n16ar13_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -4465,6 +5055,9 @@ kernBF16n16ar13_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar13_loop
+kernBF16n16ar13_next:
+	DECQ DI
+	JNZ kernBF16n16ar13_run
 kernBF16n16ar13_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -4494,21 +5087,18 @@ kernBF16n16ar13_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar12(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r12 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar12(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar12(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r12 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar12(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16n16ar12_zero
 	MOVQ DX, R8
@@ -4537,6 +5127,30 @@ TEXT ·kernBF16n16ar12(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z22
 	JMP kernBF16n16ar12_check
 kernBF16n16ar12_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -4550,8 +5164,22 @@ kernBF16n16ar12_zero:
 	VPXORD Z20, Z20, Z20
 	VPXORD Z22, Z22, Z22
 kernBF16n16ar12_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar12_store
+kernBF16n16ar12_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar12_next
 kernBF16n16ar12_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -4584,6 +5212,9 @@ kernBF16n16ar12_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar12_loop
+kernBF16n16ar12_next:
+	DECQ DI
+	JNZ kernBF16n16ar12_run
 kernBF16n16ar12_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -4611,21 +5242,18 @@ kernBF16n16ar12_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar11(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r11 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar11(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar11(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r11 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar11(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16n16ar11_zero
 	MOVQ DX, R8
@@ -4652,6 +5280,28 @@ TEXT ·kernBF16n16ar11(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z20
 	JMP kernBF16n16ar11_check
 kernBF16n16ar11_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -4664,8 +5314,22 @@ kernBF16n16ar11_zero:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z20, Z20, Z20
 kernBF16n16ar11_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar11_store
+kernBF16n16ar11_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar11_next
 kernBF16n16ar11_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -4696,6 +5360,9 @@ kernBF16n16ar11_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar11_loop
+kernBF16n16ar11_next:
+	DECQ DI
+	JNZ kernBF16n16ar11_run
 kernBF16n16ar11_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -4721,21 +5388,18 @@ kernBF16n16ar11_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar10(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r10 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar10(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar10(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r10 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar10(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16n16ar10_zero
 	MOVQ DX, R8
@@ -4760,6 +5424,26 @@ TEXT ·kernBF16n16ar10(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z18
 	JMP kernBF16n16ar10_check
 kernBF16n16ar10_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -4771,8 +5455,22 @@ kernBF16n16ar10_zero:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z18, Z18, Z18
 kernBF16n16ar10_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar10_store
+kernBF16n16ar10_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar10_next
 kernBF16n16ar10_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -4801,6 +5499,9 @@ kernBF16n16ar10_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar10_loop
+kernBF16n16ar10_next:
+	DECQ DI
+	JNZ kernBF16n16ar10_run
 kernBF16n16ar10_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -4824,21 +5525,18 @@ kernBF16n16ar10_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar9(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r9 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar9(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar9(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r9 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar9(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
-	LEAQ (R11)(R9*4), R12
 	TESTQ DI, DI
 	JZ kernBF16n16ar9_zero
 	MOVQ DX, R8
@@ -4861,6 +5559,24 @@ TEXT ·kernBF16n16ar9(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z16
 	JMP kernBF16n16ar9_check
 kernBF16n16ar9_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -4871,8 +5587,22 @@ kernBF16n16ar9_zero:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z16, Z16, Z16
 kernBF16n16ar9_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar9_store
+kernBF16n16ar9_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar9_next
 kernBF16n16ar9_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -4899,6 +5629,9 @@ kernBF16n16ar9_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar9_loop
+kernBF16n16ar9_next:
+	DECQ DI
+	JNZ kernBF16n16ar9_run
 kernBF16n16ar9_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -4920,20 +5653,18 @@ kernBF16n16ar9_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar8(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r8 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar8(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar8(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r8 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar8(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16n16ar8_zero
 	MOVQ DX, R8
@@ -4954,6 +5685,22 @@ TEXT ·kernBF16n16ar8(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z14
 	JMP kernBF16n16ar8_check
 kernBF16n16ar8_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -4963,8 +5710,21 @@ kernBF16n16ar8_zero:
 	VPXORD Z12, Z12, Z12
 	VPXORD Z14, Z14, Z14
 kernBF16n16ar8_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar8_store
+kernBF16n16ar8_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar8_next
 kernBF16n16ar8_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -4988,6 +5748,9 @@ kernBF16n16ar8_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar8_loop
+kernBF16n16ar8_next:
+	DECQ DI
+	JNZ kernBF16n16ar8_run
 kernBF16n16ar8_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -5007,20 +5770,18 @@ kernBF16n16ar8_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar7(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r7 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar7(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar7(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r7 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar7(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16n16ar7_zero
 	MOVQ DX, R8
@@ -5039,6 +5800,20 @@ TEXT ·kernBF16n16ar7(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z12
 	JMP kernBF16n16ar7_check
 kernBF16n16ar7_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -5047,8 +5822,21 @@ kernBF16n16ar7_zero:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z12, Z12, Z12
 kernBF16n16ar7_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar7_store
+kernBF16n16ar7_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar7_next
 kernBF16n16ar7_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -5070,6 +5858,9 @@ kernBF16n16ar7_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar7_loop
+kernBF16n16ar7_next:
+	DECQ DI
+	JNZ kernBF16n16ar7_run
 kernBF16n16ar7_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -5087,20 +5878,18 @@ kernBF16n16ar7_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar6(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r6 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar6(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar6(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r6 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar6(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16n16ar6_zero
 	MOVQ DX, R8
@@ -5117,6 +5906,18 @@ TEXT ·kernBF16n16ar6(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z10
 	JMP kernBF16n16ar6_check
 kernBF16n16ar6_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
@@ -5124,8 +5925,21 @@ kernBF16n16ar6_zero:
 	VPXORD Z8, Z8, Z8
 	VPXORD Z10, Z10, Z10
 kernBF16n16ar6_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar6_store
+kernBF16n16ar6_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar6_next
 kernBF16n16ar6_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -5145,6 +5959,9 @@ kernBF16n16ar6_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar6_loop
+kernBF16n16ar6_next:
+	DECQ DI
+	JNZ kernBF16n16ar6_run
 kernBF16n16ar6_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -5160,20 +5977,18 @@ kernBF16n16ar6_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar5(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r5 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar5(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar5(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r5 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar5(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
-	LEAQ (AX)(R9*4), R11
 	TESTQ DI, DI
 	JZ kernBF16n16ar5_zero
 	MOVQ DX, R8
@@ -5188,14 +6003,37 @@ TEXT ·kernBF16n16ar5(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z8
 	JMP kernBF16n16ar5_check
 kernBF16n16ar5_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
 kernBF16n16ar5_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar5_store
+kernBF16n16ar5_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	LEAQ (AX)(R9*4), R11
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar5_next
 kernBF16n16ar5_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -5213,6 +6051,9 @@ kernBF16n16ar5_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar5_loop
+kernBF16n16ar5_next:
+	DECQ DI
+	JNZ kernBF16n16ar5_run
 kernBF16n16ar5_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -5226,18 +6067,17 @@ kernBF16n16ar5_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar4(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r4 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar4(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar4(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r4 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar4(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16n16ar4_zero
@@ -5251,13 +6091,33 @@ TEXT ·kernBF16n16ar4(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z6
 	JMP kernBF16n16ar4_check
 kernBF16n16ar4_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 kernBF16n16ar4_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar4_store
+kernBF16n16ar4_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar4_next
 kernBF16n16ar4_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -5272,6 +6132,9 @@ kernBF16n16ar4_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar4_loop
+kernBF16n16ar4_next:
+	DECQ DI
+	JNZ kernBF16n16ar4_run
 kernBF16n16ar4_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -5283,18 +6146,17 @@ kernBF16n16ar4_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar3(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r3 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar3(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar3(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r3 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar3(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16n16ar3_zero
@@ -5306,12 +6168,30 @@ TEXT ·kernBF16n16ar3(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z4
 	JMP kernBF16n16ar3_check
 kernBF16n16ar3_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
 kernBF16n16ar3_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar3_store
+kernBF16n16ar3_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar3_next
 kernBF16n16ar3_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -5324,6 +6204,9 @@ kernBF16n16ar3_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar3_loop
+kernBF16n16ar3_next:
+	DECQ DI
+	JNZ kernBF16n16ar3_run
 kernBF16n16ar3_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -5333,18 +6216,17 @@ kernBF16n16ar3_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar2(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r2 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar2(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar2(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r2 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar2(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16n16ar2_zero
@@ -5354,11 +6236,27 @@ TEXT ·kernBF16n16ar2(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z2
 	JMP kernBF16n16ar2_check
 kernBF16n16ar2_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
+	ADDQ SI, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
 kernBF16n16ar2_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar2_store
+kernBF16n16ar2_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar2_next
 kernBF16n16ar2_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -5369,6 +6267,9 @@ kernBF16n16ar2_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar2_loop
+kernBF16n16ar2_next:
+	DECQ DI
+	JNZ kernBF16n16ar2_run
 kernBF16n16ar2_store:
 	VMOVUPS Z0, 0(DX)
 	ADDQ SI, DX
@@ -5376,18 +6277,17 @@ kernBF16n16ar2_store:
 	VZEROUPPER
 	RET
 
-// func kernBF16n16ar1(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
-// AVX512_BF16: kernBF16n16r1 reading A in place: row r's pairs at a +
-// r*lda bytes (bf16 values already converted, reduction steps
-// contiguous), no packed panel.
-TEXT ·kernBF16n16ar1(SB), NOSPLIT, $0-49
-	MOVQ kp+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), SI
-	MOVBLZX load+48(FP), DI
+// func kernBF16n16ar1(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16n16r1 reading A in place over nrun runs of
+// pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
+// already converted, reduction steps contiguous), runs[i][1] pairs,
+// B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
+// stored once after the last run.
+TEXT ·kernBF16n16ar1(SB), NOSPLIT, $0-57
+	MOVQ lda+24(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), SI
+	MOVBLZX load+56(FP), DI
 	LEAQ (R9)(R9*2), R10
 	TESTQ DI, DI
 	JZ kernBF16n16ar1_zero
@@ -5395,10 +6295,24 @@ TEXT ·kernBF16n16ar1(SB), NOSPLIT, $0-49
 	VMOVUPS 0(R8), Z0
 	JMP kernBF16n16ar1_check
 kernBF16n16ar1_zero:
+	MOVQ DX, R8
+	PREFETCHT0 0(R8)
 	VPXORD Z0, Z0, Z0
 kernBF16n16ar1_check:
-	TESTQ CX, CX
+	MOVQ nrun+0(FP), DI
+	MOVQ runs+8(FP), R8
+	TESTQ DI, DI
 	JZ kernBF16n16ar1_store
+kernBF16n16ar1_run:
+	MOVQ a+16(FP), AX
+	ADDQ 0(R8), AX
+	MOVQ 8(R8), CX
+	MOVQ 16(R8), BX
+	SHLQ $6, BX
+	ADDQ b+32(FP), BX
+	ADDQ $24, R8
+	TESTQ CX, CX
+	JZ kernBF16n16ar1_next
 kernBF16n16ar1_loop:
 	VMOVUPS 0(BX), Z28
 	VPBROADCASTD (AX), Z30
@@ -5407,6 +6321,9 @@ kernBF16n16ar1_loop:
 	ADDQ $64, BX
 	DECQ CX
 	JNZ kernBF16n16ar1_loop
+kernBF16n16ar1_next:
+	DECQ DI
+	JNZ kernBF16n16ar1_run
 kernBF16n16ar1_store:
 	VMOVUPS Z0, 0(DX)
 	VZEROUPPER
@@ -7460,6 +8377,46 @@ cvtPairs32_loop:
 	DECQ CX
 	JNZ cvtPairs32_loop
 cvtPairs32_done:
+	VZEROUPPER
+	RET
+
+// func cvtWindows(dst *uint32, ldw int, src *float32, ld int, pairs int, nwin int)
+// cvtPairs16 on nwin windows of 16 columns side by side (window w at
+// src + 64w bytes, its pairs' words at dst + w*ldw bytes, 16 words a
+// pair), pair by pair: the nwin windows of a pair's two rows are read
+// one after the other (a kernel gradient's input: a row of pixels of
+// two images), not one window over every pair at a time.
+TEXT ·cvtWindows(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldw+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), DX
+	MOVQ pairs+32(FP), CX
+	MOVQ nwin+40(FP), R9
+	TESTQ CX, CX
+	JZ cvtWindows_done
+	TESTQ R9, R9
+	JZ cvtWindows_done
+	VMOVDQU64 ·interleaveWords(SB), Z31
+cvtWindows_pair:
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ R9, R10
+cvtWindows_win:
+	VMOVUPS (AX), Z0
+	VMOVUPS (AX)(DX*1), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW Z2, Z31, Z2
+	VMOVDQU32 Z2, (BX)
+	ADDQ $64, AX
+	ADDQ R8, BX
+	DECQ R10
+	JNZ cvtWindows_win
+	LEAQ (SI)(DX*2), SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ cvtWindows_pair
+cvtWindows_done:
 	VZEROUPPER
 	RET
 

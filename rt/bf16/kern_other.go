@@ -12,6 +12,8 @@ func cvtPairs16(*uint32, *float32, int, int) { panic("bf16: no assembly in this 
 
 func cvtPairs32(*uint32, *float32, int, int) { panic("bf16: no assembly in this build") }
 
+func cvtWindows(*uint32, int, *float32, int, int, int) { panic("bf16: no assembly in this build") }
+
 // hasAsmPack: the AVX512_BF16 packing routines exist in this build.
 const hasAsmPack = false
 

@@ -149,88 +149,88 @@ func kernF32x2r2(kp int, a, b *float32, c *float32, ldc int, load bool)
 func kernF32x2r1(kp int, a, b *float32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar14(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar14(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar13(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar13(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar12(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar12(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar11(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar11(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar10(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar10(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar9(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar9(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar8(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar8(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar7(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar7(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar6(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar6(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar5(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar5(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar4(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar4(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar3(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar3(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar2(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar2(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16ar1(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16ar1(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar14(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar14(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar13(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar13(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar12(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar12(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar11(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar11(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar10(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar10(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar9(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar9(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar8(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar8(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar7(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar7(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar6(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar6(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar5(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar5(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar4(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar4(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar3(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar3(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar2(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar2(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
-func kernBF16n16ar1(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
+func kernBF16n16ar1(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
 // kernBF16s are the kernBF16 kernels by tile height (index 0 unused).
 var kernBF16s = [...]func(kp int, a, b *uint32, c *float32, ldc int, load bool){nil, kernBF16r1, kernBF16r2, kernBF16r3, kernBF16r4, kernBF16r5, kernBF16r6, kernBF16r7, kernBF16r8, kernBF16r9, kernBF16r10, kernBF16r11, kernBF16r12, kernBF16r13, kernBF16r14}
@@ -245,72 +245,72 @@ var kernF32x512s = [...]func(kp int, a, b *float32, c *float32, ldc int, load bo
 var kernF32x2s = [...]func(kp int, a, b *float32, c *float32, ldc int, load bool){nil, kernF32x2r1, kernF32x2r2, kernF32x2r3, kernF32x2r4, kernF32x2r5, kernF32x2r6}
 
 // kernBF16aRows runs the kernBF16a kernel of tile height rows (1 to 14).
-func kernBF16aRows(rows, kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool) {
+func kernBF16aRows(rows, nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool) {
 	switch rows {
 	case 1:
-		kernBF16ar1(kp, a, lda, b, c, ldc, load)
+		kernBF16ar1(nrun, runs, a, lda, b, c, ldc, load)
 	case 2:
-		kernBF16ar2(kp, a, lda, b, c, ldc, load)
+		kernBF16ar2(nrun, runs, a, lda, b, c, ldc, load)
 	case 3:
-		kernBF16ar3(kp, a, lda, b, c, ldc, load)
+		kernBF16ar3(nrun, runs, a, lda, b, c, ldc, load)
 	case 4:
-		kernBF16ar4(kp, a, lda, b, c, ldc, load)
+		kernBF16ar4(nrun, runs, a, lda, b, c, ldc, load)
 	case 5:
-		kernBF16ar5(kp, a, lda, b, c, ldc, load)
+		kernBF16ar5(nrun, runs, a, lda, b, c, ldc, load)
 	case 6:
-		kernBF16ar6(kp, a, lda, b, c, ldc, load)
+		kernBF16ar6(nrun, runs, a, lda, b, c, ldc, load)
 	case 7:
-		kernBF16ar7(kp, a, lda, b, c, ldc, load)
+		kernBF16ar7(nrun, runs, a, lda, b, c, ldc, load)
 	case 8:
-		kernBF16ar8(kp, a, lda, b, c, ldc, load)
+		kernBF16ar8(nrun, runs, a, lda, b, c, ldc, load)
 	case 9:
-		kernBF16ar9(kp, a, lda, b, c, ldc, load)
+		kernBF16ar9(nrun, runs, a, lda, b, c, ldc, load)
 	case 10:
-		kernBF16ar10(kp, a, lda, b, c, ldc, load)
+		kernBF16ar10(nrun, runs, a, lda, b, c, ldc, load)
 	case 11:
-		kernBF16ar11(kp, a, lda, b, c, ldc, load)
+		kernBF16ar11(nrun, runs, a, lda, b, c, ldc, load)
 	case 12:
-		kernBF16ar12(kp, a, lda, b, c, ldc, load)
+		kernBF16ar12(nrun, runs, a, lda, b, c, ldc, load)
 	case 13:
-		kernBF16ar13(kp, a, lda, b, c, ldc, load)
+		kernBF16ar13(nrun, runs, a, lda, b, c, ldc, load)
 	case 14:
-		kernBF16ar14(kp, a, lda, b, c, ldc, load)
+		kernBF16ar14(nrun, runs, a, lda, b, c, ldc, load)
 	default:
 		panic("bf16: no kernel of this height")
 	}
 }
 
 // kernBF16n16aRows runs the kernBF16n16a kernel of tile height rows (1 to 14).
-func kernBF16n16aRows(rows, kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool) {
+func kernBF16n16aRows(rows, nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool) {
 	switch rows {
 	case 1:
-		kernBF16n16ar1(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar1(nrun, runs, a, lda, b, c, ldc, load)
 	case 2:
-		kernBF16n16ar2(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar2(nrun, runs, a, lda, b, c, ldc, load)
 	case 3:
-		kernBF16n16ar3(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar3(nrun, runs, a, lda, b, c, ldc, load)
 	case 4:
-		kernBF16n16ar4(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar4(nrun, runs, a, lda, b, c, ldc, load)
 	case 5:
-		kernBF16n16ar5(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar5(nrun, runs, a, lda, b, c, ldc, load)
 	case 6:
-		kernBF16n16ar6(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar6(nrun, runs, a, lda, b, c, ldc, load)
 	case 7:
-		kernBF16n16ar7(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar7(nrun, runs, a, lda, b, c, ldc, load)
 	case 8:
-		kernBF16n16ar8(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar8(nrun, runs, a, lda, b, c, ldc, load)
 	case 9:
-		kernBF16n16ar9(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar9(nrun, runs, a, lda, b, c, ldc, load)
 	case 10:
-		kernBF16n16ar10(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar10(nrun, runs, a, lda, b, c, ldc, load)
 	case 11:
-		kernBF16n16ar11(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar11(nrun, runs, a, lda, b, c, ldc, load)
 	case 12:
-		kernBF16n16ar12(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar12(nrun, runs, a, lda, b, c, ldc, load)
 	case 13:
-		kernBF16n16ar13(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar13(nrun, runs, a, lda, b, c, ldc, load)
 	case 14:
-		kernBF16n16ar14(kp, a, lda, b, c, ldc, load)
+		kernBF16n16ar14(nrun, runs, a, lda, b, c, ldc, load)
 	default:
 		panic("bf16: no kernel of this height")
 	}

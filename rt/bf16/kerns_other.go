@@ -14,10 +14,10 @@ var kernF32x2s [7]func(kp int, a, b *float32, c *float32, ldc int, load bool)
 // kernBF16n16s is empty in this build (no assembly).
 var kernBF16n16s [15]func(kp int, a, b *uint32, c *float32, ldc int, load bool)
 
-func kernBF16aRows(int, int, *uint16, int, *uint32, *float32, int, bool) {
+func kernBF16aRows(int, int, *[3]int, *uint16, int, *uint32, *float32, int, bool) {
 	panic("bf16: no assembly in this build")
 }
 
-func kernBF16n16aRows(int, int, *uint16, int, *uint32, *float32, int, bool) {
+func kernBF16n16aRows(int, int, *[3]int, *uint16, int, *uint32, *float32, int, bool) {
 	panic("bf16: no assembly in this build")
 }

@@ -27,16 +27,23 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 
 // planA lays out p for PackA of operand ap of s in tier t (the buffer
 // grown, B's reduction offsets recorded) and reports whether there is
-// anything to pack; packAPart then packs the panels.
+// anything to pack; packAPart then packs the rows.
 func (p *Packed) planA(t Tier, ap *float32, s Shape) bool {
 	s, kt, ok := p.begin(t, ap, s, true)
 	if !ok {
 		return false
 	}
 	mr, rowWords := p.aGeometry()
-	np := aPanels(s.M, mr)
-	p.aBlock = s.M2 * s.M3 * np * mr * rowWords
-	total := (kt + kc - 1) / kc * p.aBlock
+	// Every k block holds the rows of each (m2, m3) one after the
+	// other, rowWords words each: runOps's panel from row m0 starts at
+	// row m0 (aPanel). The rows are packed in groups of 16, not by
+	// panel: cvtRows16 then reads whole 64-byte rows of a float32 A
+	// contiguous along m once (two 8-row panels of 16 channels read
+	// the same rows, 64 KiB apart in a weight gradient's dy, each
+	// fetched twice from beyond the L2 cache).
+	p.aBlock = s.M2 * s.M3 * s.M * rowWords
+	p.aM = s.M
+	total := (kt+kc-1)/kc*p.aBlock + mr*rowWords // (the last panel's slice: mr rows)
 	if cap(p.words) < total {
 		p.words = make([]uint32, total)
 	}
@@ -56,8 +63,8 @@ func (p *Packed) planA(t Tier, ap *float32, s Shape) bool {
 	return true
 }
 
-// aGeometry is the height of PackA's panels and the words of each of
-// their rows (one k block) in p's tier.
+// aGeometry is the height of runOps's A panels and the words of each
+// packed row (one k block) in p's tier.
 func (p *Packed) aGeometry() (mr, rowWords int) {
 	mr, rowWords = mrYMM, kc
 	if p.t >= AVX512 {
@@ -69,16 +76,17 @@ func (p *Packed) aGeometry() (mr, rowWords int) {
 	return mr, rowWords
 }
 
-// packAPart packs part i of parts of the panels planA laid out: the
-// panels, counted over every k block and (m2, m3), are cut into parts
-// of balanced counts, and each is packed as PackA packs it, so that
-// the parts together write the words of one PackA.
+// packAPart packs part i of parts of the rows planA laid out: the
+// groups of packGroup rows, counted over every k block and (m2, m3),
+// are cut into parts of balanced counts, and each group is packed as
+// PackA packs it, so that the parts together write the words of one
+// PackA.
 func (p *Packed) packAPart(i, parts int) {
 	s, kt := &p.ns, p.kt
-	mr, rowWords := p.aGeometry()
+	_, rowWords := p.aGeometry()
 	bfPairs := p.t == AVX512BF16
-	np := aPanels(s.M, mr)
-	perBlock := s.M2 * s.M3 * np
+	groups := (s.M + packGroup - 1) / packGroup
+	perBlock := s.M2 * s.M3 * groups
 	blocks := (kt + kc - 1) / kc
 	lo, hi := partRange(blocks*perBlock, i, parts)
 	if lo >= hi {
@@ -90,9 +98,10 @@ func (p *Packed) packAPart(i, parts int) {
 	defer putScratch(sc)
 	offA, offB := &sc.offA, &sc.offB
 	for u := lo; u < hi; {
-		// The panels of one k block and (m2, m3) from u on.
-		k0, mo, pi0 := u/perBlock*kc, u%perBlock/np, u%np
-		end := min(hi, u-pi0+np)
+		// The groups of one k block and (m2, m3) from u on.
+		kbi, mo, g0 := u/perBlock, u%perBlock/groups, u%groups
+		end := min(hi, u-g0+groups)
+		k0 := kbi * kc
 		kb := min(kc, kt-k0)
 		kOffsets(s, k0, kb, offA[:], offB[:])
 		var rsA [][2]int32
@@ -101,14 +110,10 @@ func (p *Packed) packAPart(i, parts int) {
 		}
 		sc.tmpRow, sc.nprog = -1, -1
 		as := all[s.rowsA(mo):]
-		m0 := 0
-		for pi := range pi0 {
-			m0 += panelRows(s.M, np, pi)
-		}
-		for pi := pi0; u < end; pi, u = pi+1, u+1 {
-			rows := panelRows(s.M, np, pi)
-			cur := u * mr * rowWords
-			dst := p.words[cur : cur+mr*rowWords]
+		for m0 := g0 * packGroup; u < end; m0, u = m0+packGroup, u+1 {
+			rows := min(packGroup, s.M-m0)
+			cur := kbi*p.aBlock + (mo*s.M+m0)*rowWords
+			dst := p.words[cur : cur+rows*rowWords]
 			from := 0
 			if bfPairs && hasAsmPack {
 				from = packAAsm(dst, rowWords, as, m0, rows, s, offA[:kb], rsA, sc)
@@ -116,7 +121,6 @@ func (p *Packed) packAPart(i, parts int) {
 			if 2*from < kb {
 				packA(dst, rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 			}
-			m0 += rows
 		}
 	}
 }
@@ -133,11 +137,13 @@ func partRange(n, i, parts int) (lo, hi int) {
 	return lo, hi
 }
 
-// aPanel is the packed panel of A for the k block from k0 and the m
-// panel number i (of runOps's panels, counted over every (m2, m3))
-// (PackA).
-func (p *Packed) aPanel(k0, i int) []uint32 {
-	mr, rowWords := p.aGeometry()
-	o := k0/kc*p.aBlock + i*mr*rowWords
-	return p.words[o : o+mr*rowWords]
+// packGroup is the most rows PackA packs at a time (cvtRows16's and
+// cvtPairs16's 16).
+const packGroup = 16
+
+// aPanel is the packed panel of A for the k block from k0, the rows of
+// (m2, m3) number mo from row m0 (runOps's panel) (PackA).
+func (p *Packed) aPanel(k0, mo, m0 int) []uint32 {
+	_, rowWords := p.aGeometry()
+	return p.words[k0/kc*p.aBlock+(mo*p.aM+m0)*rowWords:]
 }
