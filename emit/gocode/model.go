@@ -909,7 +909,7 @@ func (g *modelGen) adamParts(parts int) []jen.Code {
 		jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").List(
 			jen.Id("i").Op("*").Lit(total).Op("/").Lit(parts).Op("&^").Lit(adamPartAlign-1),
 			jen.Parens(jen.Id("i").Op("+").Lit(1)).Op("*").Lit(total).Op("/").Lit(parts).Op("&^").Lit(adamPartAlign-1)),
-		jen.If(jen.Id("i").Op("==").Lit(parts-1)).Block(jen.Id("hi").Op("=").Lit(total)),
+		jen.If(jen.Id("i").Op("==").Lit(parts - 1)).Block(jen.Id("hi").Op("=").Lit(total)),
 	}
 	off := 0
 	for i := range m.Params {
