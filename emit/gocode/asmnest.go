@@ -3,6 +3,7 @@ package gocode
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
@@ -415,7 +416,19 @@ func (k *kgen) bf16PackVars(n *asm.Nest, t int) ([]*loopir.For, bool) {
 // operand t (B or A; one bf16.Packed per value of vars) and returns the
 // field's element for the calls and the statements packing it.
 func (k *kgen) bf16Pack(n *asm.Nest, t int, vars []*loopir.For, shape func() jen.Code) (func() *jen.Statement, []jen.Code) {
+	key, reusable := k.bf16PackKey(n, t, vars, shape)
+	if name, ok := k.bf16Reuse[key]; ok && reusable {
+		// Packed already, with nothing stored to t's storage since.
+		k.partScratch = true
+		return func() *jen.Statement { return jen.Id(k.scratch).Dot(name) }, nil
+	}
 	name := k.bf16Field(t)
+	if reusable {
+		if k.bf16Reuse == nil {
+			k.bf16Reuse = map[string]string{}
+		}
+		k.bf16Reuse[key] = name
+	}
 	typ := jen.Qual(bf16Path, "Packed")
 	for i := len(vars) - 1; i >= 0; i-- {
 		typ = jen.Index(jen.Lit(vars[i].Extent)).Add(typ)
@@ -447,6 +460,59 @@ func (k *kgen) bf16Pack(n *asm.Nest, t int, vars []*loopir.For, shape func() jen
 		body = k.forStmt(vars[i].Var, 0, vars[i].Extent, 1, true, []jen.Code{body})
 	}
 	return elem, []jen.Code{body}
+}
+
+// bf16PackKey returns the key of bf16Reuse for contraction n's packing
+// of operand t, and whether such a packing may be reused: one Packed
+// (no vars) packed before parallel parts at the function's top level
+// (k.inLoop == 0, so that it runs on every path before the later
+// contraction), of a storage the current operation does not store.
+// The key holds the storage, the element the packing starts at, the
+// shape, the operand (A or B) and the number of parts.
+func (k *kgen) bf16PackKey(n *asm.Nest, t int, vars []*loopir.For, shape func() jen.Code) (string, bool) {
+	st := k.ts[t].st.name
+	if len(vars) > 0 || k.free == nil || k.freeParts <= 1 || k.inLoop > 0 || st == "" || k.bf16Stored[st] {
+		return "", false
+	}
+	return fmt.Sprintf("%s|%v|%#v|%#v|%d", st, t == n.A, jen.Null().Add(k.directAccess(t, n.Zero[t])), jen.Null().Add(shape()), k.freeParts), true
+}
+
+// bf16Invalidate drops from bf16Reuse the packings of every storage
+// operation o stores, and sets bf16Stored to those storages: called
+// before and after emitting o, so that no packing made before o, or
+// within o, serves a contraction after o stored to what it packed.
+func (k *kgen) bf16Invalidate(o *loopir.Operation) {
+	k.bf16Stored = map[string]bool{}
+	mark := func(t int) {
+		if t >= 0 && t < len(k.ts) {
+			k.bf16Stored[k.ts[t].st.name] = true
+		}
+	}
+	var walk func(s loopir.Stmt)
+	walk = func(s loopir.Stmt) {
+		switch s := s.(type) {
+		case *loopir.For:
+			for _, c := range s.Body {
+				walk(c)
+			}
+		case *loopir.Store:
+			mark(s.Tensor)
+		case *loopir.Fill:
+			mark(s.Tensor)
+		case *loopir.ResetPadding:
+			mark(s.Tensor)
+		case *loopir.FetchStmt:
+			mark(s.Tensor)
+		}
+	}
+	for _, s := range o.Body {
+		walk(s)
+	}
+	for key := range k.bf16Reuse {
+		if k.bf16Stored[key[:strings.IndexByte(key, '|')]] {
+			delete(k.bf16Reuse, key)
+		}
+	}
 }
 
 // bf16Field names a new scratch field for a bf16 form of tensor t.

@@ -165,6 +165,15 @@ type kgen struct {
 	parPackOK   bool
 	partScratch bool
 	bf16Packs   []jen.Code
+	// bf16Reuse maps a packing before parallel parts (bf16PackKey) to
+	// the scratch field holding it, so that a later contraction packing
+	// the same storage for the same shape in the same parts reuses it
+	// (a layer's input, the B of its three projections' weight
+	// gradients); bf16Stored is the storage the operation being emitted
+	// stores, whose packings are neither reused nor kept (see
+	// bf16Invalidate).
+	bf16Reuse   map[string]string
+	bf16Stored  map[string]bool
 	freeParts   int
 	parPreReads []int
 	// parDecls are the task record types and methods of the parallel
@@ -947,7 +956,9 @@ func (k *kgen) opsBody() ([]jen.Code, error) {
 	var sq seqChain
 	for i, o := range k.p.Ops {
 		k.opUnits, k.open, k.curOp = nil, &sq, i
+		k.bf16Invalidate(o)
 		code, err := k.operation(o)
+		k.bf16Invalidate(o)
 		k.open = nil
 		if err != nil {
 			return nil, err

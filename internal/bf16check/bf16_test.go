@@ -186,6 +186,15 @@ func TestBF16Emitted(t *testing.T) {
 			if !strings.Contains(body, "bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF16, &scratch.") {
 				t.Errorf("%s: no activation packed once as B for its parts (bf16.PackIn of x)", c.fn)
 			}
+			// x is B of the q, k and v weight gradients, in the same
+			// shape and parts, with nothing stored to x between them:
+			// one packing serves the three (gocode's bf16Reuse).
+			if n := strings.Count(body, "bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF16"); n != 1 {
+				t.Errorf("%s: x of block 1 packed %d times, want 1", c.fn, n)
+			}
+			if n := strings.Count(body, "P: &scratch.net_block_1_masked_attention_1_xBF16,"); n != 3 {
+				t.Errorf("%s: %d products read block 1's packed x, want 3", c.fn, n)
+			}
 		}
 	}
 }

@@ -24588,18 +24588,6 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WK = [4096]float32{}
 	}
-	bf16.PackIn(region, &scratch.net_block_2_masked_attention_1_xBF162, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK:        64,
-		AM:        1,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	}, 4)
 	// 4 parts of i2 on the pool.
 	rec87 := ocannlDecBF16BackwardPart86Records.Get()
 	rec87.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
@@ -24632,18 +24620,6 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WQ = [4096]float32{}
 	}
-	bf16.PackIn(region, &scratch.net_block_2_masked_attention_1_xBF163, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK:        64,
-		AM:        1,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	}, 4)
 	// 4 parts of i2 on the pool.
 	rec89 := ocannlDecBF16BackwardPart88Records.Get()
 	rec89.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
@@ -25441,18 +25417,6 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WK = [4096]float32{}
 	}
-	bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF162, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK:        64,
-		AM:        1,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	}, 4)
 	// 4 parts of i2 on the pool.
 	rec130 := ocannlDecBF16BackwardPart129Records.Get()
 	rec130.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
@@ -25485,18 +25449,6 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WQ = [4096]float32{}
 	}
-	bf16.PackIn(region, &scratch.net_block_1_masked_attention_1_xBF163, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK:        64,
-		AM:        1,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	}, 4)
 	// 4 parts of i2 on the pool.
 	rec132 := ocannlDecBF16BackwardPart131Records.Get()
 	rec132.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
@@ -25912,9 +25864,7 @@ type ocannlDecBF16BackwardScratch struct {
 	pNetBlock2MaskedAttention1WOBF162            bf16.Packed
 	net_block_2_masked_attention_1_xBF16         bf16.Packed
 	pNetBlock2MaskedAttention1WVBF162            bf16.Packed
-	net_block_2_masked_attention_1_xBF162        bf16.Packed
 	pNetBlock2MaskedAttention1WKBF162            bf16.Packed
-	net_block_2_masked_attention_1_xBF163        bf16.Packed
 	pNetBlock2MaskedAttention1WQBF162            bf16.Packed
 	net_layer_norm_1_centered_gradBF163          bf16.Packed
 	pNetBlock1Linear1WBF162                      bf16.Packed
@@ -25924,9 +25874,7 @@ type ocannlDecBF16BackwardScratch struct {
 	pNetBlock1MaskedAttention1WOBF162            bf16.Packed
 	net_block_1_masked_attention_1_xBF16         bf16.Packed
 	pNetBlock1MaskedAttention1WVBF162            bf16.Packed
-	net_block_1_masked_attention_1_xBF162        bf16.Packed
 	pNetBlock1MaskedAttention1WKBF162            bf16.Packed
-	net_block_1_masked_attention_1_xBF163        bf16.Packed
 	pNetBlock1MaskedAttention1WQBF162            bf16.Packed
 	tokensBF16                                   bf16.Packed
 }
@@ -28864,7 +28812,7 @@ func (r102 *ocannlDecBF16BackwardPart86) Part(j100 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
 	bf16.GemmOps(&gNetBlock2MaskedAttention1WK[1024*j100], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[0][0][j100][0]}, bf16.Operand{
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_2_masked_attention_1_xBF162,
+		P: &scratch.net_block_2_masked_attention_1_xBF16,
 	}, bf16.Shape{
 		AK:        64,
 		AM:        1,
@@ -28925,7 +28873,7 @@ func (r104 *ocannlDecBF16BackwardPart88) Part(j102 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
 	bf16.GemmOps(&gNetBlock2MaskedAttention1WQ[1024*j102], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[0][0][j102][0]}, bf16.Operand{
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_2_masked_attention_1_xBF163,
+		P: &scratch.net_block_2_masked_attention_1_xBF16,
 	}, bf16.Shape{
 		AK:        64,
 		AM:        1,
@@ -30319,7 +30267,7 @@ func (r152 *ocannlDecBF16BackwardPart129) Part(j152 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
 	bf16.GemmOps(&gNetBlock1MaskedAttention1WK[1024*j152], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[0][0][j152][0]}, bf16.Operand{
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_1_masked_attention_1_xBF162,
+		P: &scratch.net_block_1_masked_attention_1_xBF16,
 	}, bf16.Shape{
 		AK:        64,
 		AM:        1,
@@ -30380,7 +30328,7 @@ func (r154 *ocannlDecBF16BackwardPart131) Part(j154 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
 	bf16.GemmOps(&gNetBlock1MaskedAttention1WQ[1024*j154], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[0][0][j154][0]}, bf16.Operand{
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_1_masked_attention_1_xBF163,
+		P: &scratch.net_block_1_masked_attention_1_xBF16,
 	}, bf16.Shape{
 		AK:        64,
 		AM:        1,
