@@ -22,6 +22,20 @@ type Task interface {
 	Part(i int)
 }
 
+// Share is part i's share [lo, hi) of n units cut into parts parts:
+// consecutive, as equal as possible, the first n%parts parts one unit
+// longer (the packings in parts of rt/bf16, and rt/dist.Shard's ranks).
+// It requires 0 <= i < parts and n >= 0.
+func Share(n, i, parts int) (lo, hi int) {
+	q, r := n/parts, n%parts
+	lo = i*q + min(i, r)
+	hi = lo + q
+	if i < r {
+		hi++
+	}
+	return lo, hi
+}
+
 // Pool runs the parts of a [Task] on persistent worker goroutines.
 //
 // A Pool of n threads uses the calling goroutine plus up to n-1 workers,

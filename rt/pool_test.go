@@ -706,3 +706,23 @@ func BenchmarkPoolBreakEven(b *testing.B) {
 		})
 	}
 }
+
+// TestShare: the shares of every part count cover 0..n in order, each
+// one unit longer than the next at most, the longer ones first.
+func TestShare(t *testing.T) {
+	for n := range 40 {
+		for parts := 1; parts <= 9; parts++ {
+			next, prev := 0, n+1
+			for i := range parts {
+				lo, hi := Share(n, i, parts)
+				if lo != next || hi < lo || hi-lo > prev || prev-(hi-lo) > 1 && i > 0 {
+					t.Fatalf("Share(%d, %d, %d) = [%d, %d) after %d (previous length %d)", n, i, parts, lo, hi, next, prev)
+				}
+				next, prev = hi, hi-lo
+			}
+			if next != n {
+				t.Fatalf("the %d shares of %d end at %d", parts, n, next)
+			}
+		}
+	}
+}

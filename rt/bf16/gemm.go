@@ -882,7 +882,7 @@ func (p *Packed) packBPart(i, parts int) {
 	bfPairs := t == AVX512BF16
 	cols := s.N * s.N2
 	kBlocks := (kt + kc - 1) / kc
-	lo, hi := partRange((cols+nc-1)/nc*kBlocks, i, parts)
+	lo, hi := rt.Share((cols+nc-1)/nc*kBlocks, i, parts)
 	if lo >= hi {
 		return
 	}

@@ -1,6 +1,10 @@
 package bf16
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
 
 // PackA converts and packs operand a of Gemm(c, a, b, s) into p, for
 // the tier Gemm runs in: the panels of rows of every block of reduction
@@ -88,7 +92,7 @@ func (p *Packed) packAPart(i, parts int) {
 	groups := (s.M + packGroup - 1) / packGroup
 	perBlock := s.M2 * s.M3 * groups
 	blocks := (kt + kc - 1) / kc
-	lo, hi := partRange(blocks*perBlock, i, parts)
+	lo, hi := rt.Share(blocks*perBlock, i, parts)
 	if lo >= hi {
 		return
 	}
@@ -123,18 +127,6 @@ func (p *Packed) packAPart(i, parts int) {
 			}
 		}
 	}
-}
-
-// partRange is the share [lo, hi) of part i of parts in n units:
-// balanced counts, the larger first.
-func partRange(n, i, parts int) (lo, hi int) {
-	q, r := n/parts, n%parts
-	lo = i*q + min(i, r)
-	hi = lo + q
-	if i < r {
-		hi++
-	}
-	return lo, hi
 }
 
 // packGroup is the most rows PackA packs at a time (cvtRows16's and

@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // Comm is a communicator: size ranks, each a process, that run the same
@@ -136,13 +138,7 @@ func Shard(n, rank, size int) (lo, hi int) {
 	if size <= 0 || rank < 0 || rank >= size || n < 0 {
 		return 0, 0
 	}
-	q, r := n/size, n%size
-	lo = rank*q + min(rank, r)
-	hi = lo + q
-	if rank < r {
-		hi++
-	}
-	return lo, hi
+	return rt.Share(n, rank, size)
 }
 
 // ErrMismatch is wrapped by CheckSame's error when the ranks hold
