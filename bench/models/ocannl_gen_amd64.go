@@ -236,12 +236,12 @@ func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16384,1 A 3675,1 B 1,27.
+// ocannlGemm45AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX512 runs a float32 dot kernel, M=32 N=16 K=48 (4x4 tile); strides C 16384,1 A 19600,1 B 1,144.
+// ocannlGemm46AVX512 runs a float32 dot kernel, M=32 N=16 K=48 (4x4 tile); strides C 16,1 A 16,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
@@ -1566,12 +1566,12 @@ func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16384,1 A 3675,1 B 1,27, k2 A 105 B 9.
+// ocannlGemm45AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16,1 A 3,1 B 1,27, k2 A 105 B 9.
 //
 //go:noescape
 func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX2 runs a float32 dot kernel, M=32 N=16 K=48 (3x3 tile); strides C 16384,1 A 19600,1 B 1,144.
+// ocannlGemm46AVX2 runs a float32 dot kernel, M=32 N=16 K=48 (3x3 tile); strides C 16,1 A 16,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm46AVX2(c *float32, a *float32, b *float32)

@@ -276,6 +276,28 @@ func largest(axes []*axis, ok func(*axis) bool) *axis {
 	return best
 }
 
+// dotRows picks the dot kernel's m axis (along C and A only): the
+// longest, except that an axis as long as the longest with a smaller C
+// stride wins (ties go to the smaller stride). A convolution's batch
+// and its output pixels are both m candidates: with the batch as m,
+// C's tile rows lie a whole image apart (64 KiB in the ResNet's first
+// stage), so they share L1 sets; the pixels' rows are one pixel's
+// channels apart, and A's rows overlap in the window (the rows of the
+// bf16 runtime's rowAxes, docs/design.md "Rows, runs and windows").
+// Each cell's sum keeps its order, so the bits do not change.
+func dotRows(axes []*axis) *axis {
+	var best *axis
+	for _, x := range axes {
+		if x.c == 0 || x.a == 0 || x.b != 0 {
+			continue
+		}
+		if best == nil || x.extent > best.extent || x.extent == best.extent && x.c < best.c {
+			best = x
+		}
+	}
+	return best
+}
+
 // pickBroadcast finds a Broadcast kernel: an n axis of unit stride in C
 // and one operand (B, swapping the operands if needed), a k axis that C
 // does not depend on, and an m axis (or none) along C and A only.
@@ -318,7 +340,7 @@ func pickDot(axes []*axis, kn target.Kernels) *pick {
 	if k == nil {
 		return nil
 	}
-	m := largest(axes, func(x *axis) bool { return x.c != 0 && x.a != 0 && x.b == 0 })
+	m := dotRows(axes)
 	n := largest(axes, func(x *axis) bool { return x.c != 0 && x.b != 0 && x.a == 0 })
 	if m == nil && n == nil {
 		return nil
