@@ -277,14 +277,16 @@ func largest(axes []*axis, ok func(*axis) bool) *axis {
 }
 
 // dotRows picks the dot kernel's m axis (along C and A only): the
-// longest, except that an axis as long as the longest with a smaller C
-// stride wins (ties go to the smaller stride). A convolution's batch
-// and its output pixels are both m candidates: with the batch as m,
-// C's tile rows lie a whole image apart (64 KiB in the ResNet's first
-// stage), so they share L1 sets; the pixels' rows are one pixel's
+// longest (ties to the smaller C stride), unless an axis with a smaller
+// C stride is at least 8 long (two 4-row tiles) and a quarter of the
+// longest; then the one of those with the smallest C stride. A
+// convolution's batch and its output pixels are both m candidates: with
+// the batch as m, C's tile rows lie a whole image apart (64, 32 and
+// 16 KiB in the ResNet-20's three stages), so they share L1 sets and
+// every call walks the batch's images; the pixels' rows are one pixel's
 // channels apart, and A's rows overlap in the window (the rows of the
-// bf16 runtime's rowAxes, docs/design.md "Rows, runs and windows").
-// Each cell's sum keeps its order, so the bits do not change.
+// bf16 runtime's rowAxes, docs/design.md "Rows, runs and windows"). Each
+// cell's sum keeps its order, so the bits do not change.
 func dotRows(axes []*axis) *axis {
 	var best *axis
 	for _, x := range axes {
@@ -292,6 +294,15 @@ func dotRows(axes []*axis) *axis {
 			continue
 		}
 		if best == nil || x.extent > best.extent || x.extent == best.extent && x.c < best.c {
+			best = x
+		}
+	}
+	longest := best
+	for _, x := range axes {
+		if x.c == 0 || x.a == 0 || x.b != 0 {
+			continue
+		}
+		if x.extent >= 8 && 4*x.extent >= longest.extent && x.c < best.c {
 			best = x
 		}
 	}
