@@ -278,7 +278,7 @@ func ocannlConv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, ou
 	ocannlConv2DPart0Records.Put(rec)
 
 	// out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// 8 parts of i2 on the pool.
+	// 8 parts of i1 on the pool.
 	rec2 := ocannlConv2DPart1Records.Get()
 	rec2.out = out
 	rec2.kernel = kernel
@@ -337,7 +337,7 @@ func (r *ocannlConv2DPart0) Part(j int) {
 var ocannlConv2DPart0Records rt.Records[ocannlConv2DPart0]
 
 // ocannlConv2DPart1 is the task record of a loop nest of ocannlConv2D that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i1 (see rt.Pool).
 type ocannlConv2DPart1 struct {
 	out     *[8][32][32][64]float32
 	kernel  *[64][3][3][64]float32
@@ -350,33 +350,33 @@ func (r2 *ocannlConv2DPart1) Part(j2 int) {
 	// float32 dot kernel M=32 N=64 K=192x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm3AVX512(&out[i0][0][i2+4*j2][0], &scratch.img2[i0][0][i2+4*j2][0], &kernel[0][0][0][0])
+			for i1 := range 4 {
+				ocannlGemm3AVX512(&out[i0][i1+4*j2][0][0], &scratch.img2[i0][i1+4*j2][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm3AVX2(&out[i0][0][i2+4*j2][0], &scratch.img2[i0][0][i2+4*j2][0], &kernel[0][0][0][0])
+			for i1 := range 4 {
+				ocannlGemm3AVX2(&out[i0][i1+4*j2][0][0], &scratch.img2[i0][i1+4*j2][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			for i1 := range 32 {
-				for i2 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 32 {
 					for i3 := range 64 {
 						acc := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								img2Row2 := &scratch.img2[i0][i1+i4][i2+4*j2+i5]
+								img2Row2 := &scratch.img2[i0][i1+4*j2+i4][i2+i5]
 								kernelRow := &kernel[i3][i4][i5]
 								for i6 := range 64 {
 									acc += img2Row2[i6] * kernelRow[i6]
 								}
 							}
 						}
-						out[i0][i1][i2+4*j2][i3] = acc
+						out[i0][i1+4*j2][i2][i3] = acc
 					}
 				}
 			}
@@ -416,7 +416,7 @@ func ocannlConv2DPrepadded(img *[8][34][34][64]float32, kernel *[64][3][3][64]fl
 	defer region.Leave()
 
 	// out = einsum "+*" "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// 8 parts of i2 on the pool.
+	// 8 parts of i1 on the pool.
 	rec := ocannlConv2DPrepaddedPart0Records.Get()
 	rec.out = out
 	rec.img = img
@@ -427,7 +427,7 @@ func ocannlConv2DPrepadded(img *[8][34][34][64]float32, kernel *[64][3][3][64]fl
 }
 
 // ocannlConv2DPrepaddedPart0 is the task record of a loop nest of ocannlConv2DPrepadded that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i1 (see rt.Pool).
 type ocannlConv2DPrepaddedPart0 struct {
 	out    *[8][32][32][64]float32
 	img    *[8][34][34][64]float32
@@ -440,33 +440,33 @@ func (r *ocannlConv2DPrepaddedPart0) Part(j int) {
 	// float32 dot kernel M=32 N=64 K=192x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm4AVX512(&out[i0][0][i2+4*j][0], &img[i0][0][i2+4*j][0], &kernel[0][0][0][0])
+			for i1 := range 4 {
+				ocannlGemm4AVX512(&out[i0][i1+4*j][0][0], &img[i0][i1+4*j][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			for i2 := range 4 {
-				ocannlGemm4AVX2(&out[i0][0][i2+4*j][0], &img[i0][0][i2+4*j][0], &kernel[0][0][0][0])
+			for i1 := range 4 {
+				ocannlGemm4AVX2(&out[i0][i1+4*j][0][0], &img[i0][i1+4*j][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			for i1 := range 32 {
-				for i2 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 32 {
 					for i3 := range 64 {
 						acc := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								imgRow := &img[i0][i1+i4][i2+4*j+i5]
+								imgRow := &img[i0][i1+4*j+i4][i2+i5]
 								kernelRow := &kernel[i3][i4][i5]
 								for i6 := range 64 {
 									acc += imgRow[i6] * kernelRow[i6]
 								}
 							}
 						}
-						out[i0][i1][i2+4*j][i3] = acc
+						out[i0][i1+4*j][i2][i3] = acc
 					}
 				}
 			}

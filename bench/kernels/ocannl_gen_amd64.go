@@ -31,12 +31,12 @@ func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 2048,1 A 2240,1 B 1,576.
+// ocannlGemm3AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 64,1 A 64,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 2048,1 A 2176,1 B 1,576.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 64,1 A 64,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
@@ -76,12 +76,12 @@ func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 2048,1 A 2240,1 B 1,576.
+// ocannlGemm3AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 64,1 A 64,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 2048,1 A 2176,1 B 1,576.
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 64,1 A 64,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)

@@ -2077,9 +2077,9 @@ q3:
 
 k4:
 	VMOVUPS       (R9), Z16
-	VMOVUPS       8960(R9), Z17
-	VMOVUPS       17920(R9), Z18
-	VMOVUPS       26880(R9), Z19
+	VMOVUPS       256(R9), Z17
+	VMOVUPS       512(R9), Z18
+	VMOVUPS       768(R9), Z19
 	VMOVUPS       (R10), Z20
 	VFMADD231PS   Z16, Z20, Z0
 	VFMADD231PS   Z17, Z20, Z4
@@ -2156,17 +2156,17 @@ k4:
 	VEXTRACTF32X4 $0x00, Z1, X0
 	VMOVUPS       X0, (DI)
 	VEXTRACTF32X4 $0x01, Z1, X0
-	VMOVUPS       X0, 8192(DI)
+	VMOVUPS       X0, 256(DI)
 	VEXTRACTF32X4 $0x02, Z1, X0
-	VMOVUPS       X0, 16384(DI)
+	VMOVUPS       X0, 512(DI)
 	VEXTRACTF32X4 $0x03, Z1, X0
-	VMOVUPS       X0, 24576(DI)
+	VMOVUPS       X0, 768(DI)
 	ADDQ          $+9216, SI
 	ADDQ          $+16, DI
 	DECQ          R8
 	JNZ           n2
-	ADDQ          $+35840, CX
-	ADDQ          $+32768, AX
+	ADDQ          $+1024, CX
+	ADDQ          $+1024, AX
 	DECQ          BX
 	JNZ           m1
 	VZEROUPPER
@@ -2212,9 +2212,9 @@ q3:
 
 k4:
 	VMOVUPS       (R9), Z16
-	VMOVUPS       8704(R9), Z17
-	VMOVUPS       17408(R9), Z18
-	VMOVUPS       26112(R9), Z19
+	VMOVUPS       256(R9), Z17
+	VMOVUPS       512(R9), Z18
+	VMOVUPS       768(R9), Z19
 	VMOVUPS       (R10), Z20
 	VFMADD231PS   Z16, Z20, Z0
 	VFMADD231PS   Z17, Z20, Z4
@@ -2291,17 +2291,17 @@ k4:
 	VEXTRACTF32X4 $0x00, Z1, X0
 	VMOVUPS       X0, (DI)
 	VEXTRACTF32X4 $0x01, Z1, X0
-	VMOVUPS       X0, 8192(DI)
+	VMOVUPS       X0, 256(DI)
 	VEXTRACTF32X4 $0x02, Z1, X0
-	VMOVUPS       X0, 16384(DI)
+	VMOVUPS       X0, 512(DI)
 	VEXTRACTF32X4 $0x03, Z1, X0
-	VMOVUPS       X0, 24576(DI)
+	VMOVUPS       X0, 768(DI)
 	ADDQ          $+9216, SI
 	ADDQ          $+16, DI
 	DECQ          R8
 	JNZ           n2
-	ADDQ          $+34816, CX
-	ADDQ          $+32768, AX
+	ADDQ          $+1024, CX
+	ADDQ          $+1024, AX
 	DECQ          BX
 	JNZ           m1
 	VZEROUPPER
@@ -5788,8 +5788,8 @@ q3:
 
 k4:
 	VMOVUPS      (R9), Y9
-	VMOVUPS      8960(R9), Y10
-	VMOVUPS      17920(R9), Y11
+	VMOVUPS      256(R9), Y10
+	VMOVUPS      512(R9), Y11
 	VMOVUPS      (R10), Y12
 	VFMADD231PS  Y9, Y12, Y0
 	VFMADD231PS  Y10, Y12, Y3
@@ -5829,32 +5829,32 @@ k4:
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VMOVSS       X3, 8192(DI)
+	VMOVSS       X3, 256(DI)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VMOVSS       X4, 8196(DI)
+	VMOVSS       X4, 260(DI)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VMOVSS       X5, 8200(DI)
+	VMOVSS       X5, 264(DI)
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X6
 	VHADDPS      X6, X6, X6
 	VHADDPS      X6, X6, X6
-	VMOVSS       X6, 16384(DI)
+	VMOVSS       X6, 512(DI)
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-	VMOVSS       X7, 16388(DI)
+	VMOVSS       X7, 516(DI)
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X8
 	VHADDPS      X8, X8, X8
 	VHADDPS      X8, X8, X8
-	VMOVSS       X8, 16392(DI)
+	VMOVSS       X8, 520(DI)
 	ADDQ         $+6912, SI
 	ADDQ         $+12, DI
 	DECQ         R8
@@ -5870,8 +5870,8 @@ q5:
 
 k6:
 	VMOVUPS      (R8), Y3
-	VMOVUPS      8960(R8), Y4
-	VMOVUPS      17920(R8), Y5
+	VMOVUPS      256(R8), Y4
+	VMOVUPS      512(R8), Y5
 	VMOVUPS      (SI), Y6
 	VFMADD231PS  Y3, Y6, Y0
 	VFMADD231PS  Y4, Y6, Y1
@@ -5893,14 +5893,14 @@ k6:
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 8192(DI)
+	VMOVSS       X1, 256(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 16384(DI)
-	ADDQ         $+26880, CX
-	ADDQ         $+24576, AX
+	VMOVSS       X2, 512(DI)
+	ADDQ         $+768, CX
+	ADDQ         $+768, AX
 	DECQ         BX
 	JNZ          m1
 	MOVQ         AX, AX
@@ -5922,7 +5922,7 @@ q8:
 
 k9:
 	VMOVUPS      (SI), Y6
-	VMOVUPS      8960(SI), Y7
+	VMOVUPS      256(SI), Y7
 	VMOVUPS      (DI), Y8
 	VFMADD231PS  Y6, Y8, Y0
 	VFMADD231PS  Y7, Y8, Y3
@@ -5959,17 +5959,17 @@ k9:
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VMOVSS       X3, 8192(AX)
+	VMOVSS       X3, 256(AX)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VMOVSS       X4, 8196(AX)
+	VMOVSS       X4, 260(AX)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VMOVSS       X5, 8200(AX)
+	VMOVSS       X5, 264(AX)
 	ADDQ         $+6912, DX
 	ADDQ         $+12, AX
 	DECQ         BX
@@ -5984,7 +5984,7 @@ q10:
 
 k11:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      8960(CX), Y3
+	VMOVUPS      256(CX), Y3
 	VMOVUPS      (DX), Y4
 	VFMADD231PS  Y2, Y4, Y0
 	VFMADD231PS  Y3, Y4, Y1
@@ -6005,7 +6005,7 @@ k11:
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 8192(AX)
+	VMOVSS       X1, 256(AX)
 	VZEROUPPER
 	RET
 
@@ -6042,8 +6042,8 @@ q3:
 
 k4:
 	VMOVUPS      (R9), Y9
-	VMOVUPS      8704(R9), Y10
-	VMOVUPS      17408(R9), Y11
+	VMOVUPS      256(R9), Y10
+	VMOVUPS      512(R9), Y11
 	VMOVUPS      (R10), Y12
 	VFMADD231PS  Y9, Y12, Y0
 	VFMADD231PS  Y10, Y12, Y3
@@ -6083,32 +6083,32 @@ k4:
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VMOVSS       X3, 8192(DI)
+	VMOVSS       X3, 256(DI)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VMOVSS       X4, 8196(DI)
+	VMOVSS       X4, 260(DI)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VMOVSS       X5, 8200(DI)
+	VMOVSS       X5, 264(DI)
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X6
 	VHADDPS      X6, X6, X6
 	VHADDPS      X6, X6, X6
-	VMOVSS       X6, 16384(DI)
+	VMOVSS       X6, 512(DI)
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-	VMOVSS       X7, 16388(DI)
+	VMOVSS       X7, 516(DI)
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X8
 	VHADDPS      X8, X8, X8
 	VHADDPS      X8, X8, X8
-	VMOVSS       X8, 16392(DI)
+	VMOVSS       X8, 520(DI)
 	ADDQ         $+6912, SI
 	ADDQ         $+12, DI
 	DECQ         R8
@@ -6124,8 +6124,8 @@ q5:
 
 k6:
 	VMOVUPS      (R8), Y3
-	VMOVUPS      8704(R8), Y4
-	VMOVUPS      17408(R8), Y5
+	VMOVUPS      256(R8), Y4
+	VMOVUPS      512(R8), Y5
 	VMOVUPS      (SI), Y6
 	VFMADD231PS  Y3, Y6, Y0
 	VFMADD231PS  Y4, Y6, Y1
@@ -6147,14 +6147,14 @@ k6:
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 8192(DI)
+	VMOVSS       X1, 256(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 16384(DI)
-	ADDQ         $+26112, CX
-	ADDQ         $+24576, AX
+	VMOVSS       X2, 512(DI)
+	ADDQ         $+768, CX
+	ADDQ         $+768, AX
 	DECQ         BX
 	JNZ          m1
 	MOVQ         AX, AX
@@ -6176,7 +6176,7 @@ q8:
 
 k9:
 	VMOVUPS      (SI), Y6
-	VMOVUPS      8704(SI), Y7
+	VMOVUPS      256(SI), Y7
 	VMOVUPS      (DI), Y8
 	VFMADD231PS  Y6, Y8, Y0
 	VFMADD231PS  Y7, Y8, Y3
@@ -6213,17 +6213,17 @@ k9:
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VMOVSS       X3, 8192(AX)
+	VMOVSS       X3, 256(AX)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VMOVSS       X4, 8196(AX)
+	VMOVSS       X4, 260(AX)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VMOVSS       X5, 8200(AX)
+	VMOVSS       X5, 264(AX)
 	ADDQ         $+6912, DX
 	ADDQ         $+12, AX
 	DECQ         BX
@@ -6238,7 +6238,7 @@ q10:
 
 k11:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      8704(CX), Y3
+	VMOVUPS      256(CX), Y3
 	VMOVUPS      (DX), Y4
 	VFMADD231PS  Y2, Y4, Y0
 	VFMADD231PS  Y3, Y4, Y1
@@ -6259,7 +6259,7 @@ k11:
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 8192(AX)
+	VMOVSS       X1, 256(AX)
 	VZEROUPPER
 	RET
 

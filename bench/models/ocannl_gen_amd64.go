@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=10 N=8 K=3 (4x4 tile); strides C 8,1 A 1,1 B 1,9.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -236,42 +236,42 @@ func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16384,1 A 3675,1 B 1,27.
+// ocannlGemm45AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX512 runs a float32 dot kernel, M=32 N=16 K=48 (4x4 tile); strides C 16384,1 A 19600,1 B 1,144.
+// ocannlGemm46AVX512 runs a float32 dot kernel, M=32 N=16 K=48 (4x4 tile); strides C 16,1 A 16,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX512 runs a float32 dot kernel, M=32 N=32 K=16 (4x4 tile); strides C 8192,1 A 19600,1 B 1,16.
+// ocannlGemm47AVX512 runs a float32 dot kernel, M=16 N=32 K=16 (4x4 tile); strides C 32,1 A 32,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm47AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX512 runs a float32 dot kernel, M=32 N=32 K=48 (4x4 tile); strides C 8192,1 A 19600,1 B 1,144.
+// ocannlGemm48AVX512 runs a float32 dot kernel, M=16 N=32 K=48 (4x4 tile); strides C 32,1 A 32,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm48AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX512 runs a float32 dot kernel, M=32 N=32 K=96 (4x4 tile); strides C 8192,1 A 11552,1 B 1,288.
+// ocannlGemm49AVX512 runs a float32 dot kernel, M=16 N=32 K=96 (4x4 tile); strides C 32,1 A 32,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm49AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 4096,1 A 11552,1 B 1,32.
+// ocannlGemm50AVX512 runs a float32 dot kernel, M=8 N=64 K=32 (4x4 tile); strides C 64,1 A 64,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX512 runs a float32 dot kernel, M=32 N=64 K=96 (4x4 tile); strides C 4096,1 A 11552,1 B 1,288.
+// ocannlGemm51AVX512 runs a float32 dot kernel, M=8 N=64 K=96 (4x4 tile); strides C 64,1 A 64,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 4096,1 A 7744,1 B 1,576.
+// ocannlGemm52AVX512 runs a float32 dot kernel, M=8 N=64 K=192 (4x4 tile); strides C 64,1 A 64,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
@@ -1341,7 +1341,7 @@ func ocannlReduce53AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlAdamAVX512(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
 
-// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
+// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=10 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 1,1 B 1,9, k2 A 12 B 3.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
@@ -1566,42 +1566,42 @@ func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16384,1 A 3675,1 B 1,27, k2 A 105 B 9.
+// ocannlGemm45AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16,1 A 3,1 B 1,27, k2 A 105 B 9.
 //
 //go:noescape
 func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX2 runs a float32 dot kernel, M=32 N=16 K=48 (3x3 tile); strides C 16384,1 A 19600,1 B 1,144.
+// ocannlGemm46AVX2 runs a float32 dot kernel, M=32 N=16 K=48 (3x3 tile); strides C 16,1 A 16,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX2 runs a float32 dot kernel, M=32 N=32 K=16 (3x3 tile); strides C 8192,1 A 19600,1 B 1,16.
+// ocannlGemm47AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 32,1 A 32,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm47AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX2 runs a float32 dot kernel, M=32 N=32 K=48 (3x3 tile); strides C 8192,1 A 19600,1 B 1,144.
+// ocannlGemm48AVX2 runs a float32 dot kernel, M=16 N=32 K=48 (3x3 tile); strides C 32,1 A 32,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm48AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX2 runs a float32 dot kernel, M=32 N=32 K=96 (3x3 tile); strides C 8192,1 A 11552,1 B 1,288.
+// ocannlGemm49AVX2 runs a float32 dot kernel, M=16 N=32 K=96 (3x3 tile); strides C 32,1 A 32,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm49AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 4096,1 A 11552,1 B 1,32.
+// ocannlGemm50AVX2 runs a float32 dot kernel, M=8 N=64 K=32 (3x3 tile); strides C 64,1 A 64,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX2 runs a float32 dot kernel, M=32 N=64 K=96 (3x3 tile); strides C 4096,1 A 11552,1 B 1,288.
+// ocannlGemm51AVX2 runs a float32 dot kernel, M=8 N=64 K=96 (3x3 tile); strides C 64,1 A 64,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 4096,1 A 7744,1 B 1,576.
+// ocannlGemm52AVX2 runs a float32 dot kernel, M=8 N=64 K=192 (3x3 tile); strides C 64,1 A 64,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm52AVX2(c *float32, a *float32, b *float32)

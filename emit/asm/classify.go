@@ -276,6 +276,39 @@ func largest(axes []*axis, ok func(*axis) bool) *axis {
 	return best
 }
 
+// dotRows picks the dot kernel's m axis (along C and A only): the
+// longest (ties to the smaller C stride), unless an axis with a smaller
+// C stride is at least 8 long (two 4-row tiles) and a quarter of the
+// longest; then the one of those with the smallest C stride. A
+// convolution's batch and its output pixels are both m candidates: with
+// the batch as m, C's tile rows lie a whole image apart (64, 32 and
+// 16 KiB in the ResNet-20's three stages), so they share L1 sets and
+// every call walks the batch's images; the pixels' rows are one pixel's
+// channels apart, and A's rows overlap in the window (the rows of the
+// bf16 runtime's rowAxes, docs/design.md "Rows, runs and windows"). Each
+// cell's sum keeps its order, so the bits do not change.
+func dotRows(axes []*axis) *axis {
+	var best *axis
+	for _, x := range axes {
+		if x.c == 0 || x.a == 0 || x.b != 0 {
+			continue
+		}
+		if best == nil || x.extent > best.extent || x.extent == best.extent && x.c < best.c {
+			best = x
+		}
+	}
+	longest := best
+	for _, x := range axes {
+		if x.c == 0 || x.a == 0 || x.b != 0 {
+			continue
+		}
+		if x.extent >= 8 && 4*x.extent >= longest.extent && x.c < best.c {
+			best = x
+		}
+	}
+	return best
+}
+
 // pickBroadcast finds a Broadcast kernel: an n axis of unit stride in C
 // and one operand (B, swapping the operands if needed), a k axis that C
 // does not depend on, and an m axis (or none) along C and A only.
@@ -318,7 +351,7 @@ func pickDot(axes []*axis, kn target.Kernels) *pick {
 	if k == nil {
 		return nil
 	}
-	m := largest(axes, func(x *axis) bool { return x.c != 0 && x.a != 0 && x.b == 0 })
+	m := dotRows(axes)
 	n := largest(axes, func(x *axis) bool { return x.c != 0 && x.b != 0 && x.a == 0 })
 	if m == nil && n == nil {
 		return nil

@@ -57,7 +57,16 @@ let c = a +* "b,i,j; b,j,k => b,i,k" b`,
 		{"padded convolution: kw and ic merge into k, kh is k2", `input img : 2 | 10, 10, 16 = range
 input ker : 3, 3, 16 -> 8 = range
 let c = img +* "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" ker`,
-			&Spec{Elem: "float32", Kind: Dot, M: 10, N: 8, K: 48, K2: 3, AK2: 13 * 16, BK2: 48, CM: 80, CN: 1, AM: 13 * 16, AK: 1, BK: 1, BN: 144}, 2},
+			// oh and ow tie as m: ow, the smaller C stride (dotRows).
+			&Spec{Elem: "float32", Kind: Dot, M: 10, N: 8, K: 48, K2: 3, AK2: 13 * 16, BK2: 48, CM: 8, CN: 1, AM: 16, AK: 1, BK: 1, BN: 144}, 2},
+		{"batch and pixels tie as m: the pixels, the smaller C stride", `input img : 12 | 14, 14, 16 = range
+input ker : 3, 3, 16 -> 8 = range
+let c = img +* "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" ker`,
+			&Spec{Elem: "float32", Kind: Dot, M: 12, N: 8, K: 48, K2: 3, AK2: 14 * 16, BK2: 48, CM: 8, CN: 1, AM: 16, AK: 1, BK: 1, BN: 144}, 2},
+		{"pixels a quarter of the batch as m: the pixels, the smaller C stride", `input img : 32 | 10, 10, 16 = range
+input ker : 3, 3, 16 -> 8 = range
+let c = img +* "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" ker`,
+			&Spec{Elem: "float32", Kind: Dot, M: 8, N: 8, K: 48, K2: 3, AK2: 10 * 16, BK2: 48, CM: 8, CN: 1, AM: 16, AK: 1, BK: 1, BN: 144}, 2},
 		{"one-channel valid convolution: the gathered form on AVX2", `input img : 256 | 12, 12, 1 = range
 input ker : 3, 3, 1 -> 8 = range
 let c = img +* "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" ker`,

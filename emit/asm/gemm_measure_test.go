@@ -53,6 +53,14 @@ func gemmMeasureCases() []struct {
 		{"rn48 dot", Spec{Elem: "float32", Kind: Dot, M: 32, N: 16, K: 48, CM: 16384, CN: 1, AM: 19600, AK: 1, BK: 1, BN: 144}},
 		{"rn54 dot", Spec{Elem: "float32", Kind: Dot, M: 32, N: 64, K: 192, CM: 4096, CN: 1, AM: 7744, AK: 1, BK: 1, BN: 576}},
 		{"rn51 dot", Spec{Elem: "float32", Kind: Dot, M: 32, N: 32, K: 96, CM: 8192, CN: 1, AM: 11552, AK: 1, BK: 1, BN: 288}},
+		// The same convolutions with the kernel rows as K2 (as the
+		// model runs them), batch rows against pixel rows (dotRows).
+		{"rn48 batch", Spec{Elem: "float32", Kind: Dot, M: 32, N: 16, K: 48, CM: 16384, CN: 1, AM: 19600, AK: 1, BK: 1, BN: 144, K2: 3, AK2: 560, BK2: 48}},
+		{"rn48 pix", Spec{Elem: "float32", Kind: Dot, M: 32, N: 16, K: 48, CM: 16, CN: 1, AM: 16, AK: 1, BK: 1, BN: 144, K2: 3, AK2: 560, BK2: 48}},
+		{"rn51 batch", Spec{Elem: "float32", Kind: Dot, M: 32, N: 32, K: 96, CM: 8192, CN: 1, AM: 11552, AK: 1, BK: 1, BN: 288, K2: 3, AK2: 608, BK2: 96}},
+		{"rn51 pix", Spec{Elem: "float32", Kind: Dot, M: 16, N: 32, K: 96, CM: 32, CN: 1, AM: 32, AK: 1, BK: 1, BN: 288, K2: 3, AK2: 608, BK2: 96}},
+		{"rn54 batch", Spec{Elem: "float32", Kind: Dot, M: 32, N: 64, K: 192, CM: 4096, CN: 1, AM: 7744, AK: 1, BK: 1, BN: 576, K2: 3, AK2: 704, BK2: 192}},
+		{"rn54 pix", Spec{Elem: "float32", Kind: Dot, M: 8, N: 64, K: 192, CM: 64, CN: 1, AM: 64, AK: 1, BK: 1, BN: 576, K2: 3, AK2: 704, BK2: 192}},
 		{"rn58 bc", bc(8, 192, 64, 704, 512, 1, 576)},
 		{"rn64 bc", bc(16, 96, 32, 608, 512, 1, 288)},
 		{"rn70 bc", bc(32, 48, 16, 560, 512, 1, 144)},

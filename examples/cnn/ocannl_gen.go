@@ -523,47 +523,35 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	region := pool.Enter()
 	defer region.Leave()
 
-	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// 5 parts of i1 on the pool.
-	rec := ocannlCNNTrainLossPart0Records.Get()
-	rec.images = images
-	rec.pNetConv1Kernel = pNetConv1Kernel
-	rec.scratch = scratch
-	region.Run(rec, 5)
-	*rec = ocannlCNNTrainLossPart0{}
-	ocannlCNNTrainLossPart0Records.Put(rec)
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
-	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-					for i3 := range 8 {
-						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
-						if !(r2 > 0) {
-							r2 = 0
-						}
-						net_max_pool_1_xRow[i3] = r2
-					}
-				}
-			}
-		}
-	}
-
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+
 	for i0 := range 2 {
 		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
 	}
+
+	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
+	// 8 parts of i0 on the pool.
+	rec := ocannlCNNTrainLossPart0Records.Get()
+	rec.images = images
+	rec.pNetConv1Kernel = pNetConv1Kernel
+	rec.scratch = scratch
+
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlCNNTrainLossPart1Records.Get()
+	rec2.pNetConv1Bias = pNetConv1Bias
+	rec2.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2)
+	*rec = ocannlCNNTrainLossPart0{}
+	ocannlCNNTrainLossPart0Records.Put(rec)
+	*rec2 = ocannlCNNTrainLossPart1{}
+	ocannlCNNTrainLossPart1Records.Put(rec2)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX512, AVX2.
@@ -572,55 +560,22 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j2 := range 32 {
-			for j3 := range 8 {
-				for j4 := range 8 {
-					for j5 := range 8 {
-						scratch.net_max_pool_1_y[j2][j3][j4][j5] = float32(math.Inf(-1))
+		for j3 := range 32 {
+			for j4 := range 8 {
+				for j5 := range 8 {
+					for j6 := range 8 {
+						scratch.net_max_pool_1_y[j3][j4][j5][j6] = float32(math.Inf(-1))
 					}
 				}
 			}
 		}
 	}
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-				}
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
-					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-						for i3 := range 8 {
-							acc2 := net_max_pool_1_yRow[i3]
-							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-							net_max_pool_1_yRow[i3] = acc2
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlCNNTrainLossPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlCNNTrainLossPart2{}
+	ocannlCNNTrainLossPart2Records.Put(rec3)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
@@ -629,10 +584,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j6 := range 32 {
-			for j7 := range 8 {
-				for j8 := range 8 {
-					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
+		for j8 := range 32 {
+			for j9 := range 8 {
+				for j10 := range 8 {
+					scratch.net_max_pool_1_y[j8][0][j9][j10] = 0
 				}
 			}
 		}
@@ -643,11 +598,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j9 := range 32 {
-			for j10 := 6; j10 < 8; j10++ {
-				for j11 := range 8 {
-					for j12 := range 8 {
-						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
+		for j11 := range 32 {
+			for j12 := 6; j12 < 8; j12++ {
+				for j13 := range 8 {
+					for j14 := range 8 {
+						scratch.net_max_pool_1_y[j11][j12][j13][j14] = 0
 					}
 				}
 			}
@@ -655,49 +610,49 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j13][0][0])
+		for j15 := 1; j15 < 6; j15++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j15][0][0])
 		}
 	} else if ocannlAVX2 {
-		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
+		for j15 := 1; j15 < 6; j15++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j15][0][0])
 		}
 	} else {
-		for j14 := range 32 {
-			for j15 := 1; j15 < 6; j15++ {
-				for j16 := range 8 {
-					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
+		for j16 := range 32 {
+			for j17 := 1; j17 < 6; j17++ {
+				for j18 := range 8 {
+					scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap6AVX512(&scratch.net_max_pool_1_y[0][j17][6][0])
+		for j19 := 1; j19 < 6; j19++ {
+			ocannlMap6AVX512(&scratch.net_max_pool_1_y[0][j19][6][0])
 		}
 	} else if ocannlAVX2 {
-		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
+		for j19 := 1; j19 < 6; j19++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j19][6][0])
 		}
 	} else {
-		for j18 := range 32 {
-			for j19 := 1; j19 < 6; j19++ {
-				for j20 := 6; j20 < 8; j20++ {
-					for j21 := range 8 {
-						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
+		for j20 := range 32 {
+			for j21 := 1; j21 < 6; j21++ {
+				for j22 := 6; j22 < 8; j22++ {
+					for j23 := range 8 {
+						scratch.net_max_pool_1_y[j20][j21][j22][j23] = 0
 					}
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec2 := ocannlCNNTrainLossPart1Records.Get()
-	rec2.pNetConv2Kernel = pNetConv2Kernel
-	rec2.scratch = scratch
-	region.Run(rec2, 5)
-	*rec2 = ocannlCNNTrainLossPart1{}
-	ocannlCNNTrainLossPart1Records.Put(rec2)
+	rec4 := ocannlCNNTrainLossPart3Records.Get()
+	rec4.pNetConv2Kernel = pNetConv2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 5)
+	*rec4 = ocannlCNNTrainLossPart3{}
+	ocannlCNNTrainLossPart3Records.Put(rec4)
 
 	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -712,11 +667,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
 					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r4 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
-						if !(r4 > 0) {
-							r4 = 0
+						r6 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						if !(r6 > 0) {
+							r6 = 0
 						}
-						net_head_xRow[i3] = r4
+						net_head_xRow[i3] = r6
 					}
 				}
 			}
@@ -884,45 +839,45 @@ type ocannlCNNTrainLossScratch struct {
 	train_1                        [32][4]float32
 }
 
-// ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart0 struct {
 	images          *[32][12][12][1]float32
 	pNetConv1Kernel *[72]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j of the nest (0 <= j < 5).
+// Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNTrainLossPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 dot kernel M=10 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[i0+4*j][i1][0][0], &images[i0+4*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[i0+4*j][i1][0][0], &images[i0+4*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 2 {
+		for i0 := range 4 {
+			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
 						acc := float32(0)
 						for i4 := range 3 {
-							imagesRow := &images[i0][i1+2*j+i4]
+							imagesRow := &images[i0+4*j][i1+i4]
 							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
 								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 							}
 						}
-						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+						scratch.net_conv1_y[i0+4*j][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -933,27 +888,117 @@ func (r *ocannlCNNTrainLossPart0) Part(j int) {
 // ocannlCNNTrainLossPart0Records holds the free ocannlCNNTrainLossPart0 records.
 var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 
-// ocannlCNNTrainLossPart1 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNTrainLossPart1 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart1 struct {
+	pNetConv1Bias *[8]float32
+	scratch       *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r3 *ocannlCNNTrainLossPart1) Part(j2 int) {
+	pNetConv1Bias, scratch := r3.pNetConv1Bias, r3.scratch
+	// float32 pointwise kernel over 400 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[4*j2][0][0][0], &scratch.net_conv1_y[4*j2][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[4*j2][0][0][0], &scratch.net_conv1_y[4*j2][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0+4*j2][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+4*j2][i1][i2]
+					for i3 := range 8 {
+						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_1_xRow[i3] = r2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart1Records holds the free ocannlCNNTrainLossPart1 records.
+var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
+
+// ocannlCNNTrainLossPart2 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNTrainLossPart2 struct {
+	scratch *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r4 *ocannlCNNTrainLossPart2) Part(j7 int) {
+	scratch := r4.scratch
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0+4*j7][1][1][0], &scratch.net_max_pool_1_x[i0+4*j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0+4*j7][1][1][0], &scratch.net_max_pool_1_x[i0+4*j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+4*j7][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+4*j7][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+4*j7][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+						for i3 := range 8 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart2Records holds the free ocannlCNNTrainLossPart2 records.
+var ocannlCNNTrainLossPart2Records rt.Records[ocannlCNNTrainLossPart2]
+
+// ocannlCNNTrainLossPart3 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNTrainLossPart3 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 5).
-func (r3 *ocannlCNNTrainLossPart1) Part(j22 int) {
-	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
+// Part runs part j24 of the nest (0 <= j24 < 5).
+func (r5 *ocannlCNNTrainLossPart3) Part(j24 int) {
+	pNetConv2Kernel, scratch := r5.pNetConv2Kernel, r5.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j24][i2][0], &scratch.net_max_pool_1_y[0][i1+j24][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j24][i2][0], &scratch.net_max_pool_1_y[0][i1+j24][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -965,14 +1010,14 @@ func (r3 *ocannlCNNTrainLossPart1) Part(j22 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j24+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j24][i2][i3] = acc3
 					}
 				}
 			}
@@ -980,8 +1025,8 @@ func (r3 *ocannlCNNTrainLossPart1) Part(j22 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart1Records holds the free ocannlCNNTrainLossPart1 records.
-var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
+// ocannlCNNTrainLossPart3Records holds the free ocannlCNNTrainLossPart3 records.
+var ocannlCNNTrainLossPart3Records rt.Records[ocannlCNNTrainLossPart3]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1384,47 +1429,35 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		{2, 3},
 	}
 
-	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// 5 parts of i1 on the pool.
-	rec := ocannlCNNBackwardPart0Records.Get()
-	rec.images = images
-	rec.pNetConv1Kernel = pNetConv1Kernel
-	rec.scratch = scratch
-	region.Run(rec, 5)
-	*rec = ocannlCNNBackwardPart0{}
-	ocannlCNNBackwardPart0Records.Put(rec)
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
-	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-					for i3 := range 8 {
-						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
-						if !(r2 > 0) {
-							r2 = 0
-						}
-						net_max_pool_1_xRow[i3] = r2
-					}
-				}
-			}
-		}
-	}
-
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
+
 	for i0 := range 2 {
 		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
 	}
+
+	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
+	// 8 parts of i0 on the pool.
+	rec := ocannlCNNBackwardPart0Records.Get()
+	rec.images = images
+	rec.pNetConv1Kernel = pNetConv1Kernel
+	rec.scratch = scratch
+
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlCNNBackwardPart1Records.Get()
+	rec2.pNetConv1Bias = pNetConv1Bias
+	rec2.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2)
+	*rec = ocannlCNNBackwardPart0{}
+	ocannlCNNBackwardPart0Records.Put(rec)
+	*rec2 = ocannlCNNBackwardPart1{}
+	ocannlCNNBackwardPart1Records.Put(rec2)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX512, AVX2.
@@ -1433,55 +1466,22 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j2 := range 32 {
-			for j3 := range 8 {
-				for j4 := range 8 {
-					for j5 := range 8 {
-						scratch.net_max_pool_1_y[j2][j3][j4][j5] = float32(math.Inf(-1))
+		for j3 := range 32 {
+			for j4 := range 8 {
+				for j5 := range 8 {
+					for j6 := range 8 {
+						scratch.net_max_pool_1_y[j3][j4][j5][j6] = float32(math.Inf(-1))
 					}
 				}
 			}
 		}
 	}
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-				}
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
-					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-						for i3 := range 8 {
-							acc2 := net_max_pool_1_yRow[i3]
-							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-							net_max_pool_1_yRow[i3] = acc2
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlCNNBackwardPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlCNNBackwardPart2{}
+	ocannlCNNBackwardPart2Records.Put(rec3)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
@@ -1490,10 +1490,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j6 := range 32 {
-			for j7 := range 8 {
-				for j8 := range 8 {
-					scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
+		for j8 := range 32 {
+			for j9 := range 8 {
+				for j10 := range 8 {
+					scratch.net_max_pool_1_y[j8][0][j9][j10] = 0
 				}
 			}
 		}
@@ -1504,11 +1504,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j9 := range 32 {
-			for j10 := 6; j10 < 8; j10++ {
-				for j11 := range 8 {
-					for j12 := range 8 {
-						scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
+		for j11 := range 32 {
+			for j12 := 6; j12 < 8; j12++ {
+				for j13 := range 8 {
+					for j14 := range 8 {
+						scratch.net_max_pool_1_y[j11][j12][j13][j14] = 0
 					}
 				}
 			}
@@ -1516,49 +1516,49 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j13][0][0])
+		for j15 := 1; j15 < 6; j15++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j15][0][0])
 		}
 	} else if ocannlAVX2 {
-		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
+		for j15 := 1; j15 < 6; j15++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j15][0][0])
 		}
 	} else {
-		for j14 := range 32 {
-			for j15 := 1; j15 < 6; j15++ {
-				for j16 := range 8 {
-					scratch.net_max_pool_1_y[j14][j15][0][j16] = 0
+		for j16 := range 32 {
+			for j17 := 1; j17 < 6; j17++ {
+				for j18 := range 8 {
+					scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap6AVX512(&scratch.net_max_pool_1_y[0][j17][6][0])
+		for j19 := 1; j19 < 6; j19++ {
+			ocannlMap6AVX512(&scratch.net_max_pool_1_y[0][j19][6][0])
 		}
 	} else if ocannlAVX2 {
-		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
+		for j19 := 1; j19 < 6; j19++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j19][6][0])
 		}
 	} else {
-		for j18 := range 32 {
-			for j19 := 1; j19 < 6; j19++ {
-				for j20 := 6; j20 < 8; j20++ {
-					for j21 := range 8 {
-						scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
+		for j20 := range 32 {
+			for j21 := 1; j21 < 6; j21++ {
+				for j22 := 6; j22 < 8; j22++ {
+					for j23 := range 8 {
+						scratch.net_max_pool_1_y[j20][j21][j22][j23] = 0
 					}
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec2 := ocannlCNNBackwardPart1Records.Get()
-	rec2.pNetConv2Kernel = pNetConv2Kernel
-	rec2.scratch = scratch
-	region.Run(rec2, 5)
-	*rec2 = ocannlCNNBackwardPart1{}
-	ocannlCNNBackwardPart1Records.Put(rec2)
+	rec4 := ocannlCNNBackwardPart3Records.Get()
+	rec4.pNetConv2Kernel = pNetConv2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 5)
+	*rec4 = ocannlCNNBackwardPart3{}
+	ocannlCNNBackwardPart3Records.Put(rec4)
 
 	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -1573,11 +1573,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
 					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r4 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
-						if !(r4 > 0) {
-							r4 = 0
+						r6 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
+						if !(r6 > 0) {
+							r6 = 0
 						}
-						net_head_xRow[i3] = r4
+						net_head_xRow[i3] = r6
 					}
 				}
 			}
@@ -1809,8 +1809,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
-	for j23 := range 32 {
-		scratch.train_cross_entropy_1_m_argmax_10[j23][0] = 4
+	for j25 := range 32 {
+		scratch.train_cross_entropy_1_m_argmax_10[j25][0] = 4
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
@@ -1826,15 +1826,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 			acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
 			for i1 := range 4 {
-				var r5 float32
+				var r7 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r5 = 1
+					r7 = 1
 				}
-				r6 := float32(4)
-				if r5 != 0 {
-					r6 = scratch.ordinals_1[i1]
+				r8 := float32(4)
+				if r7 != 0 {
+					r8 = scratch.ordinals_1[i1]
 				}
-				acc10 = min(acc10, r6)
+				acc10 = min(acc10, r8)
 			}
 			scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 		}
@@ -1846,15 +1846,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			var r7 float32
+			var r9 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_10V {
-				r7 = 1
+				r9 = 1
 			}
-			r8 := float32(0)
-			if r7 != 0 {
-				r8 = train_cross_entropy_1_m_gradV
+			r10 := float32(0)
+			if r9 != 0 {
+				r10 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logp_gradRow5[i1] += r8
+			train_cross_entropy_1_logp_gradRow5[i1] += r10
 		}
 	}
 
@@ -1945,15 +1945,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r9 float32
+						var r11 float32
 						if 0 < net_head_xRow4[i3] {
-							r9 = 1
+							r11 = 1
 						}
-						r10 := float32(0)
-						if r9 != 0 {
-							r10 = net_head_x_gradRow2[i3]
+						r12 := float32(0)
+						if r11 != 0 {
+							r12 = net_head_x_gradRow2[i3]
 						}
-						net_head_x_1_gradRow[i3] += r10
+						net_head_x_1_gradRow[i3] += r12
 					}
 				}
 			}
@@ -1969,11 +1969,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
-		for j32 := range 32 {
-			for j33 := range 5 {
-				for j34 := range 5 {
-					for j35 := range 8 {
-						scratch.net_max_pool_1_y_argmax_4[j32][j33][j34][j35] = 4
+		for j34 := range 32 {
+			for j35 := range 5 {
+				for j36 := range 5 {
+					for j37 := range 8 {
+						scratch.net_max_pool_1_y_argmax_4[j34][j35][j36][j37] = 4
 					}
 				}
 			}
@@ -1982,61 +1982,61 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec3 := ocannlCNNBackwardPart2Records.Get()
-	rec3.scratch = scratch
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// 8 parts of i0 on the pool.
-	rec4 := ocannlCNNBackwardPart3Records.Get()
-	rec4.pNetConv2Kernel = pNetConv2Kernel
-	rec4.scratch = scratch
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 8 parts of i0 on the pool.
 	rec5 := ocannlCNNBackwardPart4Records.Get()
 	rec5.scratch = scratch
 
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlCNNBackwardPart5Records.Get()
+	rec6.pNetConv2Kernel = pNetConv2Kernel
+	rec6.scratch = scratch
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.scratch = scratch
+
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec3, rec4, rec5)
+	region.RunSeq(8, rec5, rec6, rec7)
 	// The 8 partial sums, added in part order.
-	for j25 := range 16 {
-		acc13 := gNetConv2Bias[j25]
-		acc13 += rec3.gNetConv2BiasPartial[0][j25]
-		acc13 += rec3.gNetConv2BiasPartial[1][j25]
-		acc13 += rec3.gNetConv2BiasPartial[2][j25]
-		acc13 += rec3.gNetConv2BiasPartial[3][j25]
-		acc13 += rec3.gNetConv2BiasPartial[4][j25]
-		acc13 += rec3.gNetConv2BiasPartial[5][j25]
-		acc13 += rec3.gNetConv2BiasPartial[6][j25]
-		acc13 += rec3.gNetConv2BiasPartial[7][j25]
-		gNetConv2Bias[j25] = acc13
+	for j27 := range 16 {
+		acc13 := gNetConv2Bias[j27]
+		acc13 += rec5.gNetConv2BiasPartial[0][j27]
+		acc13 += rec5.gNetConv2BiasPartial[1][j27]
+		acc13 += rec5.gNetConv2BiasPartial[2][j27]
+		acc13 += rec5.gNetConv2BiasPartial[3][j27]
+		acc13 += rec5.gNetConv2BiasPartial[4][j27]
+		acc13 += rec5.gNetConv2BiasPartial[5][j27]
+		acc13 += rec5.gNetConv2BiasPartial[6][j27]
+		acc13 += rec5.gNetConv2BiasPartial[7][j27]
+		gNetConv2Bias[j27] = acc13
 	}
-	rec3.scratch = nil
-	ocannlCNNBackwardPart2Records.Put(rec3)
-	*rec4 = ocannlCNNBackwardPart3{}
-	ocannlCNNBackwardPart3Records.Put(rec4)
+	rec5.scratch = nil
+	ocannlCNNBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 	// The 8 partial sums, added in part order.
-	for j28 := range 16 {
-		for j29 := range 3 {
-			for j30 := range 3 {
-				for j31 := range 8 {
-					acc14 := gNetConv2Kernel[72*j28+24*j29+8*j30+j31]
-					acc14 += rec5.gNetConv2KernelPartial[0][j28][j29][j30][j31]
-					acc14 += rec5.gNetConv2KernelPartial[1][j28][j29][j30][j31]
-					acc14 += rec5.gNetConv2KernelPartial[2][j28][j29][j30][j31]
-					acc14 += rec5.gNetConv2KernelPartial[3][j28][j29][j30][j31]
-					acc14 += rec5.gNetConv2KernelPartial[4][j28][j29][j30][j31]
-					acc14 += rec5.gNetConv2KernelPartial[5][j28][j29][j30][j31]
-					acc14 += rec5.gNetConv2KernelPartial[6][j28][j29][j30][j31]
-					acc14 += rec5.gNetConv2KernelPartial[7][j28][j29][j30][j31]
-					gNetConv2Kernel[72*j28+24*j29+8*j30+j31] = acc14
+	for j30 := range 16 {
+		for j31 := range 3 {
+			for j32 := range 3 {
+				for j33 := range 8 {
+					acc14 := gNetConv2Kernel[72*j30+24*j31+8*j32+j33]
+					acc14 += rec7.gNetConv2KernelPartial[0][j30][j31][j32][j33]
+					acc14 += rec7.gNetConv2KernelPartial[1][j30][j31][j32][j33]
+					acc14 += rec7.gNetConv2KernelPartial[2][j30][j31][j32][j33]
+					acc14 += rec7.gNetConv2KernelPartial[3][j30][j31][j32][j33]
+					acc14 += rec7.gNetConv2KernelPartial[4][j30][j31][j32][j33]
+					acc14 += rec7.gNetConv2KernelPartial[5][j30][j31][j32][j33]
+					acc14 += rec7.gNetConv2KernelPartial[6][j30][j31][j32][j33]
+					acc14 += rec7.gNetConv2KernelPartial[7][j30][j31][j32][j33]
+					gNetConv2Kernel[72*j30+24*j31+8*j32+j33] = acc14
 				}
 			}
 		}
 	}
-	rec5.scratch = nil
-	ocannlCNNBackwardPart4Records.Put(rec5)
+	rec7.scratch = nil
+	ocannlCNNBackwardPart6Records.Put(rec7)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX512, AVX2.
@@ -2045,10 +2045,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j36 := range 32 {
-			for j37 := range 8 {
-				for j38 := range 8 {
-					scratch.net_max_pool_1_y[j36][0][j37][j38] = float32(math.Inf(-1))
+		for j38 := range 32 {
+			for j39 := range 8 {
+				for j40 := range 8 {
+					scratch.net_max_pool_1_y[j38][0][j39][j40] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2059,11 +2059,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap13AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
-		for j39 := range 32 {
-			for j40 := 6; j40 < 8; j40++ {
-				for j41 := range 8 {
-					for j42 := range 8 {
-						scratch.net_max_pool_1_y[j39][j40][j41][j42] = float32(math.Inf(-1))
+		for j41 := range 32 {
+			for j42 := 6; j42 < 8; j42++ {
+				for j43 := range 8 {
+					for j44 := range 8 {
+						scratch.net_max_pool_1_y[j41][j42][j43][j44] = float32(math.Inf(-1))
 					}
 				}
 			}
@@ -2071,48 +2071,48 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap14AVX512(&scratch.net_max_pool_1_y[0][j43][0][0])
+		for j45 := 1; j45 < 6; j45++ {
+			ocannlMap14AVX512(&scratch.net_max_pool_1_y[0][j45][0][0])
 		}
 	} else if ocannlAVX2 {
-		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
+		for j45 := 1; j45 < 6; j45++ {
+			ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][j45][0][0])
 		}
 	} else {
-		for j44 := range 32 {
-			for j45 := 1; j45 < 6; j45++ {
-				for j46 := range 8 {
-					scratch.net_max_pool_1_y[j44][j45][0][j46] = float32(math.Inf(-1))
+		for j46 := range 32 {
+			for j47 := 1; j47 < 6; j47++ {
+				for j48 := range 8 {
+					scratch.net_max_pool_1_y[j46][j47][0][j48] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap15AVX512(&scratch.net_max_pool_1_y[0][j47][6][0])
+		for j49 := 1; j49 < 6; j49++ {
+			ocannlMap15AVX512(&scratch.net_max_pool_1_y[0][j49][6][0])
 		}
 	} else if ocannlAVX2 {
-		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
+		for j49 := 1; j49 < 6; j49++ {
+			ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][j49][6][0])
 		}
 	} else {
-		for j48 := range 32 {
-			for j49 := 1; j49 < 6; j49++ {
-				for j50 := 6; j50 < 8; j50++ {
-					for j51 := range 8 {
-						scratch.net_max_pool_1_y[j48][j49][j50][j51] = float32(math.Inf(-1))
+		for j50 := range 32 {
+			for j51 := 1; j51 < 6; j51++ {
+				for j52 := 6; j52 < 8; j52++ {
+					for j53 := range 8 {
+						scratch.net_max_pool_1_y[j50][j51][j52][j53] = float32(math.Inf(-1))
 					}
 				}
 			}
 		}
 	}
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNBackwardPart5Records.Get()
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlCNNBackwardPart5{}
-	ocannlCNNBackwardPart5Records.Put(rec6)
+	rec8 := ocannlCNNBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlCNNBackwardPart7{}
+	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
@@ -2121,10 +2121,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
-		for j53 := range 32 {
-			for j54 := range 8 {
-				for j55 := range 8 {
-					scratch.net_max_pool_1_y_grad[j53][0][j54][j55] = 0
+		for j55 := range 32 {
+			for j56 := range 8 {
+				for j57 := range 8 {
+					scratch.net_max_pool_1_y_grad[j55][0][j56][j57] = 0
 				}
 			}
 		}
@@ -2135,11 +2135,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
-		for j56 := range 32 {
-			for j57 := 6; j57 < 8; j57++ {
-				for j58 := range 8 {
-					for j59 := range 8 {
-						scratch.net_max_pool_1_y_grad[j56][j57][j58][j59] = 0
+		for j58 := range 32 {
+			for j59 := 6; j59 < 8; j59++ {
+				for j60 := range 8 {
+					for j61 := range 8 {
+						scratch.net_max_pool_1_y_grad[j58][j59][j60][j61] = 0
 					}
 				}
 			}
@@ -2147,37 +2147,37 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j60 := 1; j60 < 6; j60++ {
-			ocannlMap5AVX512(&scratch.net_max_pool_1_y_grad[0][j60][0][0])
+		for j62 := 1; j62 < 6; j62++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y_grad[0][j62][0][0])
 		}
 	} else if ocannlAVX2 {
-		for j60 := 1; j60 < 6; j60++ {
-			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j60][0][0])
+		for j62 := 1; j62 < 6; j62++ {
+			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j62][0][0])
 		}
 	} else {
-		for j61 := range 32 {
-			for j62 := 1; j62 < 6; j62++ {
-				for j63 := range 8 {
-					scratch.net_max_pool_1_y_grad[j61][j62][0][j63] = 0
+		for j63 := range 32 {
+			for j64 := 1; j64 < 6; j64++ {
+				for j65 := range 8 {
+					scratch.net_max_pool_1_y_grad[j63][j64][0][j65] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j64 := 1; j64 < 6; j64++ {
-			ocannlMap6AVX512(&scratch.net_max_pool_1_y_grad[0][j64][6][0])
+		for j66 := 1; j66 < 6; j66++ {
+			ocannlMap6AVX512(&scratch.net_max_pool_1_y_grad[0][j66][6][0])
 		}
 	} else if ocannlAVX2 {
-		for j64 := 1; j64 < 6; j64++ {
-			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j64][6][0])
+		for j66 := 1; j66 < 6; j66++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j66][6][0])
 		}
 	} else {
-		for j65 := range 32 {
-			for j66 := 1; j66 < 6; j66++ {
-				for j67 := 6; j67 < 8; j67++ {
-					for j68 := range 8 {
-						scratch.net_max_pool_1_y_grad[j65][j66][j67][j68] = 0
+		for j67 := range 32 {
+			for j68 := 1; j68 < 6; j68++ {
+				for j69 := 6; j69 < 8; j69++ {
+					for j70 := range 8 {
+						scratch.net_max_pool_1_y_grad[j67][j68][j69][j70] = 0
 					}
 				}
 			}
@@ -2212,15 +2212,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 							ordinals_2Row := &scratch.ordinals_2[i4]
 							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 							for i5 := range 2 {
-								var r19 float32
+								var r21 float32
 								if ordinals_2Row[i5] == net_max_pool_1_y_argmax_4V {
-									r19 = 1
+									r21 = 1
 								}
-								r20 := float32(0)
-								if r19 != 0 {
-									r20 = net_max_pool_1_y_gradV
+								r22 := float32(0)
+								if r21 != 0 {
+									r22 = net_max_pool_1_y_gradV
 								}
-								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r20
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r22
 							}
 						}
 					}
@@ -2244,15 +2244,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r21 float32
+						var r23 float32
 						if 0 < net_max_pool_1_xRow6[i3] {
-							r21 = 1
+							r23 = 1
 						}
-						r22 := float32(0)
-						if r21 != 0 {
-							r22 = net_max_pool_1_x_gradRow2[i3]
+						r24 := float32(0)
+						if r23 != 0 {
+							r24 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r22
+						net_max_pool_1_x_1_gradRow[i3] += r24
 					}
 				}
 			}
@@ -2261,55 +2261,55 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.scratch = scratch
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.scratch = scratch
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.images = images
-	rec8.scratch = scratch
+	rec10 := ocannlCNNBackwardPart9Records.Get()
+	rec10.images = images
+	rec10.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8)
-	// The 8 partial sums, added in part order.
-	for j70 := range 8 {
-		acc17 := gNetConv1Bias[j70]
-		acc17 += rec7.gNetConv1BiasPartial[0][j70]
-		acc17 += rec7.gNetConv1BiasPartial[1][j70]
-		acc17 += rec7.gNetConv1BiasPartial[2][j70]
-		acc17 += rec7.gNetConv1BiasPartial[3][j70]
-		acc17 += rec7.gNetConv1BiasPartial[4][j70]
-		acc17 += rec7.gNetConv1BiasPartial[5][j70]
-		acc17 += rec7.gNetConv1BiasPartial[6][j70]
-		acc17 += rec7.gNetConv1BiasPartial[7][j70]
-		gNetConv1Bias[j70] = acc17
-	}
-	rec7.scratch = nil
-	ocannlCNNBackwardPart6Records.Put(rec7)
+	region.RunSeq(8, rec9, rec10)
 	// The 8 partial sums, added in part order.
 	for j72 := range 8 {
-		for j73 := range 3 {
-			for j74 := range 3 {
-				for j75 := range 1 {
-					acc18 := gNetConv1Kernel[9*j72+3*j73+j74+j75]
-					acc18 += rec8.gNetConv1KernelPartial[0][j72][j73][j74][j75]
-					acc18 += rec8.gNetConv1KernelPartial[1][j72][j73][j74][j75]
-					acc18 += rec8.gNetConv1KernelPartial[2][j72][j73][j74][j75]
-					acc18 += rec8.gNetConv1KernelPartial[3][j72][j73][j74][j75]
-					acc18 += rec8.gNetConv1KernelPartial[4][j72][j73][j74][j75]
-					acc18 += rec8.gNetConv1KernelPartial[5][j72][j73][j74][j75]
-					acc18 += rec8.gNetConv1KernelPartial[6][j72][j73][j74][j75]
-					acc18 += rec8.gNetConv1KernelPartial[7][j72][j73][j74][j75]
-					gNetConv1Kernel[9*j72+3*j73+j74+j75] = acc18
+		acc17 := gNetConv1Bias[j72]
+		acc17 += rec9.gNetConv1BiasPartial[0][j72]
+		acc17 += rec9.gNetConv1BiasPartial[1][j72]
+		acc17 += rec9.gNetConv1BiasPartial[2][j72]
+		acc17 += rec9.gNetConv1BiasPartial[3][j72]
+		acc17 += rec9.gNetConv1BiasPartial[4][j72]
+		acc17 += rec9.gNetConv1BiasPartial[5][j72]
+		acc17 += rec9.gNetConv1BiasPartial[6][j72]
+		acc17 += rec9.gNetConv1BiasPartial[7][j72]
+		gNetConv1Bias[j72] = acc17
+	}
+	rec9.scratch = nil
+	ocannlCNNBackwardPart8Records.Put(rec9)
+	// The 8 partial sums, added in part order.
+	for j74 := range 8 {
+		for j75 := range 3 {
+			for j76 := range 3 {
+				for j77 := range 1 {
+					acc18 := gNetConv1Kernel[9*j74+3*j75+j76+j77]
+					acc18 += rec10.gNetConv1KernelPartial[0][j74][j75][j76][j77]
+					acc18 += rec10.gNetConv1KernelPartial[1][j74][j75][j76][j77]
+					acc18 += rec10.gNetConv1KernelPartial[2][j74][j75][j76][j77]
+					acc18 += rec10.gNetConv1KernelPartial[3][j74][j75][j76][j77]
+					acc18 += rec10.gNetConv1KernelPartial[4][j74][j75][j76][j77]
+					acc18 += rec10.gNetConv1KernelPartial[5][j74][j75][j76][j77]
+					acc18 += rec10.gNetConv1KernelPartial[6][j74][j75][j76][j77]
+					acc18 += rec10.gNetConv1KernelPartial[7][j74][j75][j76][j77]
+					gNetConv1Kernel[9*j74+3*j75+j76+j77] = acc18
 				}
 			}
 		}
 	}
-	rec8.images = nil
-	rec8.scratch = nil
-	ocannlCNNBackwardPart7Records.Put(rec8)
+	rec10.images = nil
+	rec10.scratch = nil
+	ocannlCNNBackwardPart9Records.Put(rec10)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2345,45 +2345,45 @@ type ocannlCNNBackwardScratch struct {
 	net_max_pool_1_y_argmax_4         [32][5][5][8]float32
 }
 
-// ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart0 struct {
 	images          *[32][12][12][1]float32
 	pNetConv1Kernel *[72]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j of the nest (0 <= j < 5).
+// Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNBackwardPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 dot kernel M=10 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[i0+4*j][i1][0][0], &images[i0+4*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[i0+4*j][i1][0][0], &images[i0+4*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 2 {
+		for i0 := range 4 {
+			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
 						acc := float32(0)
 						for i4 := range 3 {
-							imagesRow := &images[i0][i1+2*j+i4]
+							imagesRow := &images[i0+4*j][i1+i4]
 							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
 								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 							}
 						}
-						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+						scratch.net_conv1_y[i0+4*j][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -2394,46 +2394,33 @@ func (r *ocannlCNNBackwardPart0) Part(j int) {
 // ocannlCNNBackwardPart0Records holds the free ocannlCNNBackwardPart0 records.
 var ocannlCNNBackwardPart0Records rt.Records[ocannlCNNBackwardPart0]
 
-// ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart1 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	pNetConv1Bias *[8]float32
+	scratch       *ocannlCNNBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 5).
-func (r3 *ocannlCNNBackwardPart1) Part(j22 int) {
-	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r3 *ocannlCNNBackwardPart1) Part(j2 int) {
+	pNetConv1Bias, scratch := r3.pNetConv1Bias, r3.scratch
+	// float32 pointwise kernel over 400 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 1 {
-			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
-			}
-		}
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[4*j2][0][0][0], &scratch.net_conv1_y[4*j2][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		for i1 := range 1 {
-			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
-			}
-		}
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[4*j2][0][0][0], &scratch.net_conv1_y[4*j2][0][0][0], &pNetConv1Bias[0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 1 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						acc3 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
-								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
-								}
-							}
+		for i0 := range 4 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0+4*j2][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+4*j2][i1][i2]
+					for i3 := range 8 {
+						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
 						}
-						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -2447,29 +2434,132 @@ var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
 // ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart2 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r4 *ocannlCNNBackwardPart2) Part(j7 int) {
+	scratch := r4.scratch
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0+4*j7][1][1][0], &scratch.net_max_pool_1_x[i0+4*j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX2(&scratch.net_max_pool_1_y[i0+4*j7][1][1][0], &scratch.net_max_pool_1_x[i0+4*j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+4*j7][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+4*j7][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+4*j7][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+						for i3 := range 8 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
+var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
+
+// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNBackwardPart3 struct {
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 5).
+func (r5 *ocannlCNNBackwardPart3) Part(j24 int) {
+	pNetConv2Kernel, scratch := r5.pNetConv2Kernel, r5.scratch
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	if ocannlAVX512 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j24][i2][0], &scratch.net_max_pool_1_y[0][i1+j24][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j24][i2][0], &scratch.net_max_pool_1_y[0][i1+j24][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 1 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j24+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_conv2_y[i0][i1+j24][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
+var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
+
+// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart4 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r11 *ocannlCNNBackwardPart2) Part(j24 int) {
-	scratch, gNetConv2BiasPartial := r11.scratch, &r11.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j24] = [16]float32{}
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r13 *ocannlCNNBackwardPart4) Part(j26 int) {
+	scratch, gNetConv2BiasPartial := r13.scratch, &r13.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j26] = [16]float32{}
 	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
+		ocannlReduce6AVX512(&gNetConv2BiasPartial[j26][0], &scratch.net_head_x_1_grad[4*j26][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
+		ocannlReduce6AVX2(&gNetConv2BiasPartial[j26][0], &scratch.net_head_x_1_grad[4*j26][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j26]
 		for i0 := range 4 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+4*j24][i1][0]
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j24][i1][1]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j24][i1][2]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j24][i1][3]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j24][i1][4]
+				net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+4*j26][i1][0]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j26][i1][1]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j26][i1][2]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j26][i1][3]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j26][i1][4]
 				for i3 := range 16 {
 					acc12 := gNetConv2BiasPartialRow[i3]
 					acc12 += net_head_x_1_gradRow2[i3]
@@ -2484,175 +2574,50 @@ func (r11 *ocannlCNNBackwardPart2) Part(j24 int) {
 	}
 }
 
-// ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
-var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
-
-// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart3 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
-}
-
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r12 *ocannlCNNBackwardPart3) Part(j26 int) {
-	pNetConv2Kernel, scratch := r12.pNetConv2Kernel, r12.scratch
-	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_head_x_1_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_head_x_1_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else {
-		for i0 := range 4 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_head_x_1_gradV := scratch.net_head_x_1_grad[i0+4*j26][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j26][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_head_x_1_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
-var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
-
-// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart4 struct {
-	scratch                *ocannlCNNBackwardScratch
-	gNetConv2KernelPartial [8][16][3][3][8]float32
-}
-
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r13 *ocannlCNNBackwardPart4) Part(j27 int) {
-	scratch, gNetConv2KernelPartial := r13.scratch, &r13.gNetConv2KernelPartial
-	gNetConv2KernelPartial[j27] = [16][3][3][8]float32{}
-	// float32 broadcast kernel M=16 N=24 K=5: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_head_x_1_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_head_x_1_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 4 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_head_x_1_gradV2 := scratch.net_head_x_1_grad[i0+4*j27][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j27][i1+i4][i2+i5]
-								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j27][i3][i4][i5]
-								for i6 := range 8 {
-									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_head_x_1_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
 var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
 // ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart5 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r18 *ocannlCNNBackwardPart5) Part(j52 int) {
-	scratch := r18.scratch
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r14 *ocannlCNNBackwardPart5) Part(j28 int) {
+	pNetConv2Kernel, scratch := r14.pNetConv2Kernel, r14.scratch
+	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap16AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j28][i4][i2][0], &scratch.net_head_x_1_grad[i0+4*j28][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap16AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j28][i4][i2][0], &scratch.net_head_x_1_grad[i0+4*j28][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
 	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0+4*j52][i1][i2]
-					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0+4*j52][i1+1][i2+1]
-					for i4 := range 2 {
-						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+4*j52][2*i1+i4][2*i2]
-						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
-						ordinals_2V := scratch.ordinals_2[i4][0]
-						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0+4*j52][2*i1+i4][2*i2+1]
-						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
-						ordinals_2V2 := scratch.ordinals_2[i4][1]
-						for i3 := range 8 {
-							acc15 := net_max_pool_1_y_argmax_4Row[i3]
-							var r14 float32
-							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
-								r14 = 1
+					for i3 := range 16 {
+						net_head_x_1_gradV := scratch.net_head_x_1_grad[i0+4*j28][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j28][i1+i4][i2+i5]
+								for i6 := range 8 {
+									net_max_pool_1_y_gradRow[i6] += net_head_x_1_gradV * pNetConv2KernelRow2[i6]
+								}
 							}
-							r15 := float32(4)
-							if r14 != 0 {
-								r15 = ordinals_2V
-							}
-							acc15 = min(acc15, r15)
-							var r16 float32
-							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
-								r16 = 1
-							}
-							r17 := float32(4)
-							if r16 != 0 {
-								r17 = ordinals_2V2
-							}
-							acc15 = min(acc15, r17)
-							net_max_pool_1_y_argmax_4Row[i3] = acc15
 						}
 					}
 				}
@@ -2667,42 +2632,46 @@ var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 // ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch                *ocannlCNNBackwardScratch
+	gNetConv2KernelPartial [8][16][3][3][8]float32
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r23 *ocannlCNNBackwardPart6) Part(j69 int) {
-	scratch, gNetConv1BiasPartial := r23.scratch, &r23.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j69] = [8]float32{}
-	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r15 *ocannlCNNBackwardPart6) Part(j29 int) {
+	scratch, gNetConv2KernelPartial := r15.scratch, &r15.gNetConv2KernelPartial
+	gNetConv2KernelPartial[j29] = [16][3][3][8]float32{}
+	// float32 broadcast kernel M=16 N=24 K=5: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce7AVX512(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j69]
 		for i0 := range 4 {
-			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+1]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+2]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+3]
-					for i3 := range 8 {
-						acc16 := gNetConv1BiasPartialRow[i3]
-						acc16 += net_max_pool_1_x_1_gradRow2[i3]
-						acc16 += net_max_pool_1_x_1_gradRow3[i3]
-						acc16 += net_max_pool_1_x_1_gradRow4[i3]
-						acc16 += net_max_pool_1_x_1_gradRow5[i3]
-						gNetConv1BiasPartialRow[i3] = acc16
-					}
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j29][0][i4][0][0], &scratch.net_head_x_1_grad[i0+4*j29][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j29][i4][i2][0])
 				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
-					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow6[i3]
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j29][0][i4][0][0], &scratch.net_head_x_1_grad[i0+4*j29][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j29][i4][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_head_x_1_gradV2 := scratch.net_head_x_1_grad[i0+4*j29][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j29][i1+i4][i2+i5]
+								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j29][i3][i4][i5]
+								for i6 := range 8 {
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_head_x_1_gradV2
+								}
+							}
+						}
 					}
 				}
 			}
@@ -2716,27 +2685,148 @@ var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 // ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart7 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r20 *ocannlCNNBackwardPart7) Part(j54 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap16AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+4*j54][0][0][0], &scratch.net_max_pool_1_x[i0+4*j54][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j54][1][1][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap16AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+4*j54][0][0][0], &scratch.net_max_pool_1_x[i0+4*j54][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j54][1][1][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0+4*j54][i1][i2]
+					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0+4*j54][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+4*j54][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
+						ordinals_2V := scratch.ordinals_2[i4][0]
+						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0+4*j54][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
+						ordinals_2V2 := scratch.ordinals_2[i4][1]
+						for i3 := range 8 {
+							acc15 := net_max_pool_1_y_argmax_4Row[i3]
+							var r16 float32
+							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
+								r16 = 1
+							}
+							r17 := float32(4)
+							if r16 != 0 {
+								r17 = ordinals_2V
+							}
+							acc15 = min(acc15, r17)
+							var r18 float32
+							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
+								r18 = 1
+							}
+							r19 := float32(4)
+							if r18 != 0 {
+								r19 = ordinals_2V2
+							}
+							acc15 = min(acc15, r19)
+							net_max_pool_1_y_argmax_4Row[i3] = acc15
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart7Records holds the free ocannlCNNBackwardPart7 records.
+var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
+
+// ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart8 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r25 *ocannlCNNBackwardPart8) Part(j71 int) {
+	scratch, gNetConv1BiasPartial := r25.scratch, &r25.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j71] = [8]float32{}
+	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&gNetConv1BiasPartial[j71][0], &scratch.net_max_pool_1_x_1_grad[4*j71][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce7AVX2(&gNetConv1BiasPartial[j71][0], &scratch.net_max_pool_1_x_1_grad[4*j71][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j71]
+		for i0 := range 4 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+4*j71][i1][i2]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j71][i1][i2+1]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j71][i1][i2+2]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j71][i1][i2+3]
+					for i3 := range 8 {
+						acc16 := gNetConv1BiasPartialRow[i3]
+						acc16 += net_max_pool_1_x_1_gradRow2[i3]
+						acc16 += net_max_pool_1_x_1_gradRow3[i3]
+						acc16 += net_max_pool_1_x_1_gradRow4[i3]
+						acc16 += net_max_pool_1_x_1_gradRow5[i3]
+						gNetConv1BiasPartialRow[i3] = acc16
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j71][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow6[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart8Records holds the free ocannlCNNBackwardPart8 records.
+var ocannlCNNBackwardPart8Records rt.Records[ocannlCNNBackwardPart8]
+
+// ocannlCNNBackwardPart9 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart9 struct {
 	images                 *[32][12][12][1]float32
 	scratch                *ocannlCNNBackwardScratch
 	gNetConv1KernelPartial [8][8][3][3][1]float32
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r24 *ocannlCNNBackwardPart7) Part(j71 int) {
-	images, scratch, gNetConv1KernelPartial := r24.images, r24.scratch, &r24.gNetConv1KernelPartial
-	gNetConv1KernelPartial[j71] = [8][3][3][1]float32{}
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r26 *ocannlCNNBackwardPart9) Part(j73 int) {
+	images, scratch, gNetConv1KernelPartial := r26.images, r26.scratch, &r26.gNetConv1KernelPartial
+	gNetConv1KernelPartial[j73] = [8][3][3][1]float32{}
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x4: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1KernelPartial[j71][0][0][0][0], &scratch.net_max_pool_1_x_1_grad[4*j71][0][0][0], &images[4*j71][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j73][0][0][0][0], &scratch.net_max_pool_1_x_1_grad[4*j73][0][0][0], &images[4*j73][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_max_pool_1_x_1_gradV := scratch.net_max_pool_1_x_1_grad[i0+4*j71][i1][i2][i3]
+						net_max_pool_1_x_1_gradV := scratch.net_max_pool_1_x_1_grad[i0+4*j73][i1][i2][i3]
 						for i4 := range 3 {
-							imagesRow2 := &images[i0+4*j71][i1+i4]
-							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j71][i3][i4]
+							imagesRow2 := &images[i0+4*j73][i1+i4]
+							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j73][i3][i4]
 							for i5 := range 3 {
 								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_max_pool_1_x_1_gradV
 							}
@@ -2748,8 +2838,8 @@ func (r24 *ocannlCNNBackwardPart7) Part(j71 int) {
 	}
 }
 
-// ocannlCNNBackwardPart7Records holds the free ocannlCNNBackwardPart7 records.
-var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
+// ocannlCNNBackwardPart9Records holds the free ocannlCNNBackwardPart9 records.
+var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //
@@ -2941,9 +3031,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap20AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap20AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]
@@ -2978,17 +3068,17 @@ type ocannlCNNPredictPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNPredictPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 dot kernel M=10 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 32 {
+			for i1 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[i0+32*j][i1][0][0], &images[i0+32*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 32 {
+			for i1 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[i0+32*j][i1][0][0], &images[i0+32*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
@@ -3028,9 +3118,9 @@ func (r3 *ocannlCNNPredictPart1) Part(j2 int) {
 	pNetConv1Bias, scratch := r3.pNetConv1Bias, r3.scratch
 	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap19AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap19AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {

@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=10 N=8 K=3 (4x4 tile); strides C 8,1 A 1,1 B 1,9.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -141,10 +141,15 @@ func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
 //
@@ -186,7 +191,7 @@ func ocannlReduce6AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce7AVX512(c *float32, x0 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
+// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=10 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 1,1 B 1,9, k2 A 12 B 3.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
@@ -321,10 +326,15 @@ func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
 //

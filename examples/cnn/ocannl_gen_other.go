@@ -120,6 +120,11 @@ func ocannlMap19AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
 }
 
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -207,6 +212,9 @@ func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 cal
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+
+// ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

@@ -524,17 +524,17 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// float32 dot kernel M=16 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 dot kernel M=10 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 16 {
+			for i1 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[i0][i1][0][0], &images[i0][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 16 {
+			for i1 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[i0][i1][0][0], &images[i0][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
@@ -1350,17 +1350,17 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// float32 dot kernel M=16 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 dot kernel M=10 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 16 {
+			for i1 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[i0][i1][0][0], &images[i0][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 16 {
+			for i1 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[i0][i1][0][0], &images[i0][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
@@ -2827,17 +2827,17 @@ type ocannlCNNPredictPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlCNNPredictPart0) Part(j int) {
 	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
-	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 dot kernel M=10 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm8AVX512(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 32 {
+			for i1 := range 10 {
+				ocannlGemm0AVX512(&scratch.net_conv1_y[i0+32*j][i1][0][0], &images[i0+32*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm8AVX2(&scratch.net_conv1_y[32*j][i1][i2][0], &images[32*j][i1][i2][0], &pNetConv1Kernel[0])
+		for i0 := range 32 {
+			for i1 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[i0+32*j][i1][0][0], &images[i0+32*j][i1][0][0], &pNetConv1Kernel[0])
 			}
 		}
 	} else {
@@ -3078,13 +3078,13 @@ func (r7 *ocannlCNNPredictPart5) Part(j22 int) {
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm9AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm8AVX512(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm9AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm8AVX2(&scratch.net_conv2_y[32*j22][i1][i2][0], &scratch.net_max_pool_1_y[32*j22][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -3163,9 +3163,9 @@ func (r10 *ocannlCNNPredictPart7) Part(j24 int) {
 	pNetHeadW, scratch := r10.pNetHeadW, r10.scratch
 	// float32 dot kernel M=32 N=4 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.predict_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
+		ocannlGemm9AVX512(&scratch.predict_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.predict_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
+		ocannlGemm9AVX2(&scratch.predict_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {

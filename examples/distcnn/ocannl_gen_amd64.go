@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=16 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=10 N=8 K=3 (4x4 tile); strides C 8,1 A 1,1 B 1,9.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -51,20 +51,15 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 dot kernel, M=32 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
+// ocannlGemm8AVX512 runs a float32 dot kernel, M=32 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 dot kernel, M=32 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm9AVX512 runs a float32 dot kernel, M=32 N=4 K=400 (4x4 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm10AVX512 runs a float32 dot kernel, M=32 N=4 K=400 (4x4 tile); strides C 4,1 A 400,1 B 1,400.
-//
-//go:noescape
-func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
@@ -221,7 +216,7 @@ func ocannlReduce6AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce7AVX512(c *float32, x0 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
+// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=10 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 1,1 B 1,9, k2 A 12 B 3.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
@@ -261,20 +256,15 @@ func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
+// ocannlGemm8AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=24x3 (6x16 tile, B gathered into the frame); strides C 400,1 A 512,1 B 1,72, k2 A 64 B 24.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=24x3 (6x16 tile, B gathered into the frame); strides C 400,1 A 512,1 B 1,72, k2 A 64 B 24.
+// ocannlGemm9AVX2 runs a float32 dot kernel, M=32 N=4 K=400 (3x3 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm10AVX2 runs a float32 dot kernel, M=32 N=4 K=400 (3x3 tile); strides C 4,1 A 400,1 B 1,400.
-//
-//go:noescape
-func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //

@@ -57,11 +57,6 @@ func ocannlGemm9AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm9AVX512 called without assembly")
 }
 
-// ocannlGemm10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm10AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm10AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -180,9 +175,6 @@ func ocannlGemm8AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm8AVX2 calle
 
 // ocannlGemm9AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm9AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm9AVX2 called without assembly") }
-
-// ocannlGemm10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm10AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm10AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }

@@ -961,14 +961,14 @@ func ocannlConv2D(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *
 	// float32 dot kernel M=14 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 14 {
-				ocannlGemm7AVX512(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 14 {
+				ocannlGemm7AVX512(&out[i0][i1][0][0], &img[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 14 {
-				ocannlGemm7AVX2(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 14 {
+				ocannlGemm7AVX2(&out[i0][i1][0][0], &img[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
@@ -1060,14 +1060,14 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	// float32 dot kernel M=16 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 16 {
-				ocannlGemm8AVX512(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 16 {
+				ocannlGemm8AVX512(&out[i0][i1][0][0], &img2[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 16 {
-				ocannlGemm8AVX2(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 16 {
+				ocannlGemm8AVX2(&out[i0][i1][0][0], &img2[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
@@ -1122,14 +1122,14 @@ func ocannlConv2DStrided(img *[2][15][15][3]float32, kernel *[8][3][3][3]float32
 	// float32 dot kernel M=7 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 7 {
-				ocannlGemm9AVX512(&out[i0][0][i2][0], &img[i0][0][2*i2][0], &kernel[0][0][0][0])
+			for i1 := range 7 {
+				ocannlGemm9AVX512(&out[i0][i1][0][0], &img[i0][2*i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 7 {
-				ocannlGemm9AVX2(&out[i0][0][i2][0], &img[i0][0][2*i2][0], &kernel[0][0][0][0])
+			for i1 := range 7 {
+				ocannlGemm9AVX2(&out[i0][i1][0][0], &img[i0][2*i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
@@ -1185,18 +1185,18 @@ func ocannlConv2DDilated(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32
 	if ocannlAVX512 {
 		*out = [2][12][12][8]float32{}
 		for i0 := range 2 {
-			for i2 := range 12 {
+			for i1 := range 12 {
 				for i5 := range 3 {
-					ocannlGemm10AVX512(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+					ocannlGemm10AVX512(&out[i0][i1][0][0], &img[i0][i1][2*i5][0], &kernel[0][0][i5][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		*out = [2][12][12][8]float32{}
 		for i0 := range 2 {
-			for i2 := range 12 {
+			for i1 := range 12 {
 				for i5 := range 3 {
-					ocannlGemm10AVX2(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+					ocannlGemm10AVX2(&out[i0][i1][0][0], &img[i0][i1][2*i5][0], &kernel[0][0][i5][0])
 				}
 			}
 		}

@@ -51,22 +51,22 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 dot kernel, M=14 N=8 K=9 (4x4 tile); strides C 112,1 A 48,1 B 1,27.
+// ocannlGemm7AVX512 runs a float32 dot kernel, M=14 N=8 K=9 (4x4 tile); strides C 8,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 dot kernel, M=16 N=8 K=9 (4x4 tile); strides C 128,1 A 57,1 B 1,27.
+// ocannlGemm8AVX512 runs a float32 dot kernel, M=16 N=8 K=9 (4x4 tile); strides C 8,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 dot kernel, M=7 N=8 K=9 (4x4 tile); strides C 56,1 A 90,1 B 1,27.
+// ocannlGemm9AVX512 runs a float32 dot kernel, M=7 N=8 K=9 (4x4 tile); strides C 8,1 A 6,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 dot kernel, M=12 N=8 K=3 (4x4 tile); strides C 96,1 A 48,1 B 1,27.
+// ocannlGemm10AVX512 runs a float32 dot kernel, M=12 N=8 K=3 (4x4 tile); strides C 8,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
@@ -156,22 +156,22 @@ func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=14 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 112,1 A 48,1 B 1,27, k2 A 48 B 9.
+// ocannlGemm7AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=14 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 3,1 B 1,27, k2 A 48 B 9.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 128,1 A 57,1 B 1,27, k2 A 57 B 9.
+// ocannlGemm8AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 3,1 B 1,27, k2 A 57 B 9.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=7 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 56,1 A 90,1 B 1,27, k2 A 45 B 9.
+// ocannlGemm9AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=7 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 6,1 B 1,27, k2 A 45 B 9.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=12 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 96,1 A 48,1 B 1,27, k2 A 96 B 9.
+// ocannlGemm10AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=12 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 3,1 B 1,27, k2 A 96 B 9.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)

@@ -5183,15 +5183,15 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm0AVX512(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm0AVX512(&scratch.net_conv2d_valid_2_y[i0][i1][0][0], &scratch.net_max_pool_1_y[i0][i1][0][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm0AVX2(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm0AVX2(&scratch.net_conv2d_valid_2_y[i0][i1][0][0], &scratch.net_max_pool_1_y[i0][i1][0][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else {
@@ -6225,15 +6225,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm0AVX512(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm0AVX512(&scratch.net_conv2d_valid_2_y[i0][i1][0][0], &scratch.net_max_pool_1_y[i0][i1][0][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm0AVX2(&scratch.net_conv2d_valid_2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm0AVX2(&scratch.net_conv2d_valid_2_y[i0][i1][0][0], &scratch.net_max_pool_1_y[i0][i1][0][0], &pNetConv2dValid2Kernel[0])
 			}
 		}
 	} else {
@@ -7835,12 +7835,12 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			ocannlGemm8AVX512(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
+		for i0 := range 4 {
+			ocannlGemm0AVX512(&net_conv2d_valid_2_y[0][i0][0][0], &net_max_pool_1_y[0][i0][0][0], &pNetConv2dValid2Kernel[0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			ocannlGemm8AVX2(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
+		for i0 := range 4 {
+			ocannlGemm0AVX2(&net_conv2d_valid_2_y[0][i0][0][0], &net_max_pool_1_y[0][i0][0][0], &pNetConv2dValid2Kernel[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -8310,14 +8310,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm8AVX512(&net_vgg_block_2_conv2d_2_y[i0][i1][0][0], &imagesPad[i0][i1][0][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm8AVX2(&net_vgg_block_2_conv2d_2_y[i0][i1][0][0], &imagesPad[i0][i1][0][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -8364,14 +8364,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// float64 dot kernel M=8 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm10AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_1_y[i0][i1][0][0], &net_vgg_block_2_conv2d_1_x[i0][i1][0][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm10AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_1_y[i0][i1][0][0], &net_vgg_block_2_conv2d_1_x[i0][i1][0][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -8522,14 +8522,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm10AVX512(&net_vgg_block_1_conv2d_2_y[i0][i1][0][0], &net_vgg_block_2_max_pool_1_y[i0][i1][0][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm10AVX2(&net_vgg_block_1_conv2d_2_y[i0][i1][0][0], &net_vgg_block_2_max_pool_1_y[i0][i1][0][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -8576,14 +8576,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// float64 dot kernel M=4 N=6 K=18x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm12AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_1_y[i0][i1][0][0], &net_vgg_block_1_conv2d_1_x[i0][i1][0][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm12AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_1_y[i0][i1][0][0], &net_vgg_block_1_conv2d_1_x[i0][i1][0][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -9427,14 +9427,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm9AVX512(&scratch.net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm8AVX512(&scratch.net_vgg_block_2_conv2d_2_y[i0][i1][0][0], &scratch.imagesPad[i0][i1][0][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm9AVX2(&scratch.net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &scratch.imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm8AVX2(&scratch.net_vgg_block_2_conv2d_2_y[i0][i1][0][0], &scratch.imagesPad[i0][i1][0][0], &pNetVggBlock2Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -9481,14 +9481,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 dot kernel M=8 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm10AVX512(&scratch.net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm9AVX512(&scratch.net_vgg_block_2_conv2d_1_y[i0][i1][0][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][i1][0][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm10AVX2(&scratch.net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			for i1 := range 8 {
+				ocannlGemm9AVX2(&scratch.net_vgg_block_2_conv2d_1_y[i0][i1][0][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][i1][0][0], &pNetVggBlock2Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -9639,14 +9639,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_vgg_block_1_conv2d_2_y[i0][i1][0][0], &scratch.net_vgg_block_2_max_pool_1_y[i0][i1][0][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_vgg_block_1_conv2d_2_y[i0][i1][0][0], &scratch.net_vgg_block_2_max_pool_1_y[i0][i1][0][0], &pNetVggBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -9693,14 +9693,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 dot kernel M=4 N=6 K=18x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm12AVX512(&scratch.net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm11AVX512(&scratch.net_vgg_block_1_conv2d_1_y[i0][i1][0][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][i1][0][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm12AVX2(&scratch.net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_vgg_block_1_conv2d_1_y[i0][i1][0][0], &scratch.net_vgg_block_1_conv2d_1_x[i0][i1][0][0], &pNetVggBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -11345,14 +11345,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// float64 dot kernel M=4 N=8 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm13AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm12AVX512(&net_basic_block_1_conv2d_1_y[i0][i1][0][0], &net_stem[i0][2*i1][0][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm13AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm12AVX2(&net_basic_block_1_conv2d_1_y[i0][i1][0][0], &net_stem[i0][2*i1][0][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -11399,14 +11399,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm13AVX512(&net_basic_block_1_conv2d_2_y[i0][i1][0][0], &net_basic_block_1_h[i0][i1][0][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm13AVX2(&net_basic_block_1_conv2d_2_y[i0][i1][0][0], &net_basic_block_1_h[i0][i1][0][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -12209,14 +12209,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 dot kernel M=4 N=8 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm13AVX512(&scratch.net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm12AVX512(&scratch.net_basic_block_1_conv2d_1_y[i0][i1][0][0], &scratch.net_stem[i0][2*i1][0][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm13AVX2(&scratch.net_basic_block_1_conv2d_1_y[i0][0][i2][0], &scratch.net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm12AVX2(&scratch.net_basic_block_1_conv2d_1_y[i0][i1][0][0], &scratch.net_stem[i0][2*i1][0][0], &pNetBasicBlock1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -12263,14 +12263,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_basic_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm13AVX512(&scratch.net_basic_block_1_conv2d_2_y[i0][i1][0][0], &scratch.net_basic_block_1_h[i0][i1][0][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_basic_block_1_conv2d_2_y[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			for i1 := range 4 {
+				ocannlGemm13AVX2(&scratch.net_basic_block_1_conv2d_2_y[i0][i1][0][0], &scratch.net_basic_block_1_h[i0][i1][0][0], &pNetBasicBlock1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -12822,7 +12822,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX512(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm14AVX512(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -12830,7 +12830,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX2(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm14AVX2(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -12861,7 +12861,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm16AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm15AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -12869,7 +12869,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm16AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm15AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -13097,7 +13097,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 	// float64 m-vector kernel M=4 N=3x3 K=8x8x2: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_stem_1_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
+		ocannlGemm16AVX2(&gNetConv2d1Kernel[0], &scratch.net_stem_1_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
 	} else {
 		*gNetConv2d1Kernel = [36]float64{}
 		for i0 := range 2 {
@@ -13483,9 +13483,9 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
 	// float64 dot kernel M=2 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm17AVX512(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm17AVX2(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -13959,9 +13959,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
 	// float64 dot kernel M=2 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm17AVX512(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm17AVX2(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -14181,9 +14181,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
 	// float64 broadcast kernel M=4 N=108 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm18AVX512(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm18AVX2(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
 	} else {
 		*gHeadW = [432]float64{}
 		for i0 := range 2 {
@@ -14205,9 +14205,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
 	// float64 broadcast kernel M=2 N=108 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
+		ocannlGemm19AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
+		ocannlGemm19AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -14285,7 +14285,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// float64 m-vector kernel M=3 N=3 K=6x6x2: AVX2 3x3 tile, accumulator sets: 3, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i4 := range 3 {
-			ocannlGemm21AVX2(&gC1Kernel[3*i4], &c1_x[0][i4][0][0], &head_x_1_grad[0][0][0][0])
+			ocannlGemm20AVX2(&gC1Kernel[3*i4], &c1_x[0][i4][0][0], &head_x_1_grad[0][0][0][0])
 		}
 	} else {
 		*gC1Kernel = [27]float64{}
@@ -14479,9 +14479,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// _predict.1 = compose "*" of head.w, head/x
 	// float64 dot kernel M=3 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&predict_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm21AVX512(&predict_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&predict_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm21AVX2(&predict_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -14857,9 +14857,9 @@ func ocannlNormalizedClassify_rows3(images *[3][6][6][1]float64, pC1Kernel *[27]
 	// _classify.1 = compose "*" of head.w, head/x
 	// float64 dot kernel M=3 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&classify_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm21AVX512(&classify_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&classify_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
+		ocannlGemm21AVX2(&classify_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -16374,7 +16374,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.conv2d#1.kernel.grad
 	// float64 m-vector kernel M=3 N=5 K=6x6x2: AVX2 3x5 tile, accumulator sets: 2, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm23AVX2(&gNetSeparable1Conv2d1Kernel[0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlGemm22AVX2(&gNetSeparable1Conv2d1Kernel[0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		*gNetSeparable1Conv2d1Kernel = [15]float64{}
 		for i0 := range 2 {
@@ -17578,9 +17578,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17603,9 +17603,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17628,9 +17628,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17796,9 +17796,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17933,9 +17933,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
 	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm24AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm24AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -17971,9 +17971,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm25AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm25AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18106,9 +18106,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18131,9 +18131,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18156,9 +18156,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18324,9 +18324,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18461,9 +18461,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
 	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm24AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm24AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18499,9 +18499,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm25AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm25AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21246,9 +21246,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21271,9 +21271,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21296,9 +21296,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21464,9 +21464,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm23AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm23AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21612,9 +21612,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
 	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm24AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm24AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21650,9 +21650,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm25AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm25AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21796,9 +21796,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21821,9 +21821,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21846,9 +21846,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22014,9 +22014,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
 	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm23AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm23AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22162,9 +22162,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
 	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm24AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm24AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22200,9 +22200,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
 	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm25AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm25AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22969,9 +22969,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1Linear1W = [128]float64{}
 		for i0 := range 2 {
@@ -22991,9 +22991,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm27AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm27AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -23068,9 +23068,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm28AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm28AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1Dense1W = [128]float64{}
 		for i0 := range 2 {
@@ -23090,9 +23090,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm29AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm29AVX2(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -23323,9 +23323,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		*gNetEncoderBlock1MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
@@ -23347,9 +23347,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm31AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm31AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23632,9 +23632,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_v.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1MaskedAttention1WV = [64]float64{}
 		for i0 := range 2 {
@@ -23656,9 +23656,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm31AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm31AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -23689,9 +23689,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_k.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1MaskedAttention1WK = [64]float64{}
 		for i0 := range 2 {
@@ -23713,9 +23713,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -23746,9 +23746,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_q.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1MaskedAttention1WQ = [64]float64{}
 		for i0 := range 2 {
@@ -23770,9 +23770,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -24027,9 +24027,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2Linear1W = [128]float64{}
 		for i0 := range 2 {
@@ -24049,9 +24049,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm27AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm27AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -24126,9 +24126,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm28AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm28AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2Dense1W = [128]float64{}
 		for i0 := range 2 {
@@ -24148,9 +24148,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm29AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm29AVX2(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -24381,9 +24381,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		*gNetEncoderBlock2MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
@@ -24405,9 +24405,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm31AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm31AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -24690,9 +24690,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 16 (net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_v.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2MaskedAttention1WV = [64]float64{}
 		for i0 := range 2 {
@@ -24714,9 +24714,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 16 (net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm31AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm31AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -24747,9 +24747,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 15 (net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_k.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2MaskedAttention1WK = [64]float64{}
 		for i0 := range 2 {
@@ -24771,9 +24771,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 15 (net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -24804,9 +24804,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 14 (net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_q.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX512(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm30AVX2(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2MaskedAttention1WQ = [64]float64{}
 		for i0 := range 2 {
@@ -24828,9 +24828,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 14 (net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled and jammed into i4.
 		for i0 := range 2 {
@@ -26547,9 +26547,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.linear#1@2/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@2/x
 	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &net_encoder_block_2_dense_1_2_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm33AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &net_encoder_block_2_dense_1_2_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &net_encoder_block_2_dense_1_2_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm33AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &net_encoder_block_2_dense_1_2_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26590,9 +26590,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@2/x
 	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_2_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm34AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_2_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_2_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm34AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_2_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27121,9 +27121,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.linear#1@2/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@2/x
 	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &net_encoder_block_1_dense_1_2_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm33AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &net_encoder_block_1_dense_1_2_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &net_encoder_block_1_dense_1_2_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm33AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &net_encoder_block_1_dense_1_2_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27164,9 +27164,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@2/x
 	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_2_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm34AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_2_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_2_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm34AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_2_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28792,9 +28792,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
 	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm33AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm33AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28835,9 +28835,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
 	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm34AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm34AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29366,9 +29366,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
 	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm33AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm33AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29409,9 +29409,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
 	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm34AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm34AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30633,9 +30633,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@3/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm35AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+		ocannlGemm35AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -30658,9 +30658,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@3/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm35AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+		ocannlGemm35AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -30683,9 +30683,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@3/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm35AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+		ocannlGemm35AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -30851,9 +30851,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@3/ctx
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm35AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm35AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -30988,9 +30988,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
 	// float64 dot kernel M=12 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm36AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm36AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31026,9 +31026,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
 	// float64 dot kernel M=12 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm38AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm37AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm37AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31161,9 +31161,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@3/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm35AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+		ocannlGemm35AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31186,9 +31186,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@3/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm35AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+		ocannlGemm35AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31211,9 +31211,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@3/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm35AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+		ocannlGemm35AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31379,9 +31379,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@3/ctx
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm35AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm35AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31516,9 +31516,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
 	// float64 dot kernel M=12 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm36AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm36AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31554,9 +31554,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
 	// float64 dot kernel M=12 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm38AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm37AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm37AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31689,9 +31689,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _predict_many.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// float64 dot kernel M=12 N=6 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm39AVX512(&predict_many_1[0][0][0], &net_linear_1_x[0][0][0], &pNetLinear1W[0])
+		ocannlGemm38AVX512(&predict_many_1[0][0][0], &net_linear_1_x[0][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm39AVX2(&predict_many_1[0][0][0], &net_linear_1_x[0][0][0], &pNetLinear1W[0])
+		ocannlGemm38AVX2(&predict_many_1[0][0][0], &net_linear_1_x[0][0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32456,9 +32456,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm39AVX512(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm39AVX2(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -32494,9 +32494,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm41AVX512(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm40AVX512(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm41AVX2(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm40AVX2(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33932,9 +33932,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm39AVX512(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm39AVX2(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33970,9 +33970,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm41AVX512(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm40AVX512(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm41AVX2(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm40AVX2(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -34338,9 +34338,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g1 =+ g * v2; g1 is net.mixer_block#1.ch2.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm42AVX512(&gNetMixerBlock1Ch2[0], &net_y_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm41AVX512(&gNetMixerBlock1Ch2[0], &net_y_grad[0][0][0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm42AVX2(&gNetMixerBlock1Ch2[0], &net_y_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm41AVX2(&gNetMixerBlock1Ch2[0], &net_y_grad[0][0][0], &net_y_3[0][0][0])
 	} else {
 		*gNetMixerBlock1Ch2 = [96]float64{}
 		for i0 := range 2 {
@@ -34360,9 +34360,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g2 =+ v1 * g; g2 is _net/y.3.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm43AVX512(&net_y_3_grad[0][0][0], &net_y_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm42AVX512(&net_y_3_grad[0][0][0], &net_y_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm43AVX2(&net_y_3_grad[0][0][0], &net_y_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm42AVX2(&net_y_3_grad[0][0][0], &net_y_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -34437,9 +34437,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g1 =+ g * v2; g1 is net.mixer_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=12 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm44AVX512(&gNetMixerBlock1Dense1W[0], &net_y_2_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm43AVX512(&gNetMixerBlock1Dense1W[0], &net_y_2_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm44AVX2(&gNetMixerBlock1Dense1W[0], &net_y_2_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm43AVX2(&gNetMixerBlock1Dense1W[0], &net_y_2_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		*gNetMixerBlock1Dense1W = [96]float64{}
 		for i0 := range 2 {
@@ -34459,9 +34459,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.mixer_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm45AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_2_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm44AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_2_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm45AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_2_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm44AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_2_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -42754,15 +42754,15 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
 	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX512(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX512(&net_basic_1_conv2d_2_y[i0][i1][0][0], &net_h0[i0][i1][0][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX2(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX2(&net_basic_1_conv2d_2_y[i0][i1][0][0], &net_h0[i0][i1][0][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -42948,15 +42948,15 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
 	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX512(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX512(&net_basic_1_conv2d_1_y[i0][i1][0][0], &net_basic_1_conv2d_1_x[i0][i1][0][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX2(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX2(&net_basic_1_conv2d_1_y[i0][i1][0][0], &net_basic_1_conv2d_1_x[i0][i1][0][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -44807,15 +44807,15 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
 	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX512(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX512(&scratch.net_basic_1_conv2d_2_y[i0][i1][0][0], &scratch.net_h0[i0][i1][0][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX2(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX2(&scratch.net_basic_1_conv2d_2_y[i0][i1][0][0], &scratch.net_h0[i0][i1][0][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -45008,15 +45008,15 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
 	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX512(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX512(&scratch.net_basic_1_conv2d_1_y[i0][i1][0][0], &scratch.net_basic_1_conv2d_1_x[i0][i1][0][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX2(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX2(&scratch.net_basic_1_conv2d_1_y[i0][i1][0][0], &scratch.net_basic_1_conv2d_1_x[i0][i1][0][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -47136,15 +47136,15 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	// net.basic#1.conv2d#2@2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
 	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX512(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX512(&net_basic_1_conv2d_2_2_y[i0][i1][0][0], &net_h0[i0][i1][0][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX2(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX2(&net_basic_1_conv2d_2_2_y[i0][i1][0][0], &net_h0[i0][i1][0][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -47200,15 +47200,15 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	// net.basic#1.conv2d#1@2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1@2/x, net.basic#1.conv2d#1.kernel
 	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX512(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX512(&net_basic_1_conv2d_1_2_y[i0][i1][0][0], &net_basic_1_conv2d_1_2_x[i0][i1][0][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm46AVX2(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+		for i0 := range 4 {
+			for i1 := range 4 {
+				ocannlGemm45AVX2(&net_basic_1_conv2d_1_2_y[i0][i1][0][0], &net_basic_1_conv2d_1_2_x[i0][i1][0][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else {

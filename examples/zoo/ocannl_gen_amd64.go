@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 96,1 A 144,1 B 1,36.
+// ocannlGemm0AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 6,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float64, a *float64, b *float64)
@@ -51,107 +51,107 @@ func ocannlGemm5AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm6AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm8AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 24,1 A 24,1 B 1,36.
+// ocannlGemm8AVX512 runs a float64 dot kernel, M=8 N=4 K=6 (4x4 tile); strides C 4,1 A 2,1 B 1,18.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm9AVX512 runs a float64 dot kernel, M=8 N=4 K=6 (4x4 tile); strides C 32,1 A 22,1 B 1,18.
+// ocannlGemm9AVX512 runs a float64 dot kernel, M=8 N=4 K=12 (4x4 tile); strides C 4,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm10AVX512 runs a float64 dot kernel, M=8 N=4 K=12 (4x4 tile); strides C 32,1 A 44,1 B 1,36.
+// ocannlGemm10AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 6,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm11AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 24,1 A 28,1 B 1,36.
+// ocannlGemm11AVX512 runs a float64 dot kernel, M=4 N=6 K=18 (4x4 tile); strides C 6,1 A 6,1 B 1,54.
 //
 //go:noescape
 func ocannlGemm11AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm12AVX512 runs a float64 dot kernel, M=4 N=6 K=18 (4x4 tile); strides C 24,1 A 42,1 B 1,54.
+// ocannlGemm12AVX512 runs a float64 dot kernel, M=4 N=8 K=12 (4x4 tile); strides C 8,1 A 8,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm13AVX512 runs a float64 dot kernel, M=4 N=8 K=12 (4x4 tile); strides C 32,1 A 88,1 B 1,36.
+// ocannlGemm13AVX512 runs a float64 dot kernel, M=4 N=8 K=24 (4x4 tile); strides C 8,1 A 8,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm14AVX512 runs a float64 dot kernel, M=4 N=8 K=24 (4x4 tile); strides C 32,1 A 56,1 B 1,72.
+// ocannlGemm14AVX512 runs a float64 broadcast kernel, M=4 N=24 K=8 (14x16 tile); strides C 56,1 A 32,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm14AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm15AVX512 runs a float64 broadcast kernel, M=4 N=24 K=8 (14x16 tile); strides C 56,1 A 32,1 B 72,1.
+// ocannlGemm15AVX512 runs a float64 broadcast kernel, M=8 N=24 K=4 (14x16 tile); strides C 72,1 A 1,32 B 56,1.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm16AVX512 runs a float64 broadcast kernel, M=8 N=24 K=4 (14x16 tile); strides C 72,1 A 1,32 B 56,1.
+// ocannlGemm17AVX512 runs a float64 dot kernel, M=2 N=4 K=108 (4x4 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
-func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
+func ocannlGemm17AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX512 runs a float64 dot kernel, M=2 N=4 K=108 (4x4 tile); strides C 4,1 A 108,1 B 1,108.
+// ocannlGemm18AVX512 runs a float64 broadcast kernel, M=4 N=108 K=2 (14x16 tile); strides C 108,1 A 1,4 B 108,1.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm19AVX512 runs a float64 broadcast kernel, M=4 N=108 K=2 (14x16 tile); strides C 108,1 A 1,4 B 108,1.
+// ocannlGemm19AVX512 runs a float64 broadcast kernel, M=2 N=108 K=4 (14x16 tile); strides C 108,1 A 4,1 B 108,1.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm20AVX512 runs a float64 broadcast kernel, M=2 N=108 K=4 (14x16 tile); strides C 108,1 A 4,1 B 108,1.
+// ocannlGemm21AVX512 runs a float64 dot kernel, M=3 N=4 K=108 (4x4 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
-func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
+func ocannlGemm21AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm22AVX512 runs a float64 dot kernel, M=3 N=4 K=108 (4x4 tile); strides C 4,1 A 108,1 B 1,108.
+// ocannlGemm23AVX512 runs a float64 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
-func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
+func ocannlGemm23AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm24AVX512 runs a float64 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 8,1 A 8,1 B 1,8.
+// ocannlGemm24AVX512 runs a float64 dot kernel, M=8 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX512 runs a float64 dot kernel, M=8 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
+// ocannlGemm25AVX512 runs a float64 dot kernel, M=8 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm26AVX512 runs a float64 dot kernel, M=8 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
+// ocannlGemm26AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 1,8 B 16,1.
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm27AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 1,8 B 16,1.
+// ocannlGemm27AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 8,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm28AVX512 runs a float64 broadcast kernel, M=8 N=16 K=8 (14x16 tile); strides C 16,1 A 8,1 B 16,1.
+// ocannlGemm28AVX512 runs a float64 broadcast kernel, M=16 N=8 K=8 (14x16 tile); strides C 8,1 A 1,16 B 8,1.
 //
 //go:noescape
 func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm29AVX512 runs a float64 broadcast kernel, M=16 N=8 K=8 (14x16 tile); strides C 8,1 A 1,16 B 8,1.
+// ocannlGemm29AVX512 runs a float64 broadcast kernel, M=8 N=8 K=16 (14x16 tile); strides C 8,1 A 16,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm30AVX512 runs a float64 broadcast kernel, M=8 N=8 K=16 (14x16 tile); strides C 8,1 A 16,1 B 8,1.
+// ocannlGemm30AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 1,8 B 8,1.
 //
 //go:noescape
 func ocannlGemm30AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm31AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 1,8 B 8,1.
+// ocannlGemm31AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
@@ -161,75 +161,70 @@ func ocannlGemm31AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm33AVX512 runs a float64 broadcast kernel, M=8 N=8 K=8 (14x16 tile); strides C 8,1 A 8,1 B 8,1.
+// ocannlGemm33AVX512 runs a float64 dot kernel, M=4 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX512 runs a float64 dot kernel, M=4 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
+// ocannlGemm34AVX512 runs a float64 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX512 runs a float64 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
+// ocannlGemm35AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 8,1 A 8,1 B 1,8.
+// ocannlGemm36AVX512 runs a float64 dot kernel, M=12 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX512 runs a float64 dot kernel, M=12 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
+// ocannlGemm37AVX512 runs a float64 dot kernel, M=12 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm38AVX512 runs a float64 dot kernel, M=12 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
+// ocannlGemm38AVX512 runs a float64 dot kernel, M=12 N=6 K=8 (4x4 tile); strides C 6,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm38AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm39AVX512 runs a float64 dot kernel, M=12 N=6 K=8 (4x4 tile); strides C 6,1 A 8,1 B 1,8.
+// ocannlGemm39AVX512 runs a float64 dot kernel, M=8 N=12 K=8 (4x4 tile); strides C 12,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm39AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm40AVX512 runs a float64 dot kernel, M=8 N=12 K=8 (4x4 tile); strides C 12,1 A 8,1 B 1,8.
+// ocannlGemm40AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 8,1 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm40AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm41AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 8,1 A 12,1 B 1,12.
+// ocannlGemm41AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
 //
 //go:noescape
 func ocannlGemm41AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm42AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm42AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
 //
 //go:noescape
 func ocannlGemm42AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm43AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm43AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
 //
 //go:noescape
 func ocannlGemm43AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm44AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm44AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm44AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm45AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm45AVX512 runs a float64 dot kernel, M=4 N=4 K=12 (4x4 tile); strides C 4,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm45AVX512(c *float64, a *float64, b *float64)
-
-// ocannlGemm46AVX512 runs a float64 dot kernel, M=4 N=4 K=12 (4x4 tile); strides C 64,1 A 196,1 B 1,36.
-//
-//go:noescape
-func ocannlGemm46AVX512(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -891,7 +886,7 @@ func ocannlReduce95AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce96AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
+// ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 6,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float64, a *float64, b *float64)
@@ -931,122 +926,122 @@ func ocannlGemm6AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm7AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm8AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 24,1 A 24,1 B 1,36.
+// ocannlGemm8AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=4 K=6x3 (13x4 tile, B gathered into the frame); strides C 4,1 A 2,1 B 1,18, k2 A 22 B 6.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm9AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=4 K=6x3 (13x4 tile, B gathered into the frame); strides C 32,1 A 22,1 B 1,18, k2 A 22 B 6.
+// ocannlGemm9AVX2 runs a float64 dot kernel, M=8 N=4 K=12 (3x3 tile); strides C 4,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm10AVX2 runs a float64 dot kernel, M=8 N=4 K=12 (3x3 tile); strides C 32,1 A 44,1 B 1,36.
+// ocannlGemm10AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 6,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm11AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 24,1 A 28,1 B 1,36.
+// ocannlGemm11AVX2 runs a float64 dot kernel, M=4 N=6 K=18 (3x3 tile); strides C 6,1 A 6,1 B 1,54.
 //
 //go:noescape
 func ocannlGemm11AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm12AVX2 runs a float64 dot kernel, M=4 N=6 K=18 (3x3 tile); strides C 24,1 A 42,1 B 1,54.
+// ocannlGemm12AVX2 runs a float64 dot kernel, M=4 N=8 K=12 (3x3 tile); strides C 8,1 A 8,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm12AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm13AVX2 runs a float64 dot kernel, M=4 N=8 K=12 (3x3 tile); strides C 32,1 A 88,1 B 1,36.
+// ocannlGemm13AVX2 runs a float64 dot kernel, M=4 N=8 K=24 (3x3 tile); strides C 8,1 A 8,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm13AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm14AVX2 runs a float64 dot kernel, M=4 N=8 K=24 (3x3 tile); strides C 32,1 A 56,1 B 1,72.
+// ocannlGemm14AVX2 runs a float64 broadcast kernel, M=4 N=24 K=8 (6x8 tile); strides C 56,1 A 32,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm14AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm15AVX2 runs a float64 broadcast kernel, M=4 N=24 K=8 (6x8 tile); strides C 56,1 A 32,1 B 72,1.
+// ocannlGemm15AVX2 runs a float64 broadcast kernel, M=8 N=24 K=4 (6x8 tile); strides C 72,1 A 1,32 B 56,1.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm16AVX2 runs a float64 broadcast kernel, M=8 N=24 K=4 (6x8 tile); strides C 72,1 A 1,32 B 56,1.
+// ocannlGemm16AVX2 runs a float64 m-vector kernel, M=4 N=3x3 K=8x8x2; strides C 9,3,1 A 1,4,32,256 B 11,1,1,11,121.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm17AVX2 runs a float64 m-vector kernel, M=4 N=3x3 K=8x8x2; strides C 9,3,1 A 1,4,32,256 B 11,1,1,11,121.
+// ocannlGemm17AVX2 runs a float64 dot kernel, M=2 N=4 K=108 (3x3 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX2 runs a float64 dot kernel, M=2 N=4 K=108 (3x3 tile); strides C 4,1 A 108,1 B 1,108.
+// ocannlGemm18AVX2 runs a float64 broadcast kernel, M=4 N=108 K=2 (6x8 tile); strides C 108,1 A 1,4 B 108,1.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm19AVX2 runs a float64 broadcast kernel, M=4 N=108 K=2 (6x8 tile); strides C 108,1 A 1,4 B 108,1.
+// ocannlGemm19AVX2 runs a float64 broadcast kernel, M=2 N=108 K=4 (6x8 tile); strides C 108,1 A 4,1 B 108,1.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm20AVX2 runs a float64 broadcast kernel, M=2 N=108 K=4 (6x8 tile); strides C 108,1 A 4,1 B 108,1.
+// ocannlGemm20AVX2 runs a float64 m-vector kernel, M=3 N=3x1 K=6x6x2; strides C 1,9,0 A 1,1,9,81 B 1,0,3,18,108.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm21AVX2 runs a float64 m-vector kernel, M=3 N=3x1 K=6x6x2; strides C 1,9,0 A 1,1,9,81 B 1,0,3,18,108.
+// ocannlGemm21AVX2 runs a float64 dot kernel, M=3 N=4 K=108 (3x3 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm22AVX2 runs a float64 dot kernel, M=3 N=4 K=108 (3x3 tile); strides C 4,1 A 108,1 B 1,108.
+// ocannlGemm22AVX2 runs a float64 m-vector kernel, M=3 N=5x1 K=6x6x2; strides C 1,3,0 A 1,3,21,147 B 1,0,5,30,180.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm23AVX2 runs a float64 m-vector kernel, M=3 N=5x1 K=6x6x2; strides C 1,3,0 A 1,3,21,147 B 1,0,5,30,180.
+// ocannlGemm23AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=8 (6x8 tile, B gathered into the frame); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm24AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=8 (6x8 tile, B gathered into the frame); strides C 8,1 A 8,1 B 1,8.
+// ocannlGemm24AVX2 runs a float64 dot kernel, M=8 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX2 runs a float64 dot kernel, M=8 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
+// ocannlGemm25AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=16 (6x8 tile, B gathered into the frame); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm26AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=16 (6x8 tile, B gathered into the frame); strides C 8,1 A 16,1 B 1,16.
+// ocannlGemm26AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 1,8 B 16,1.
 //
 //go:noescape
 func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm27AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 1,8 B 16,1.
+// ocannlGemm27AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 8,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm28AVX2 runs a float64 broadcast kernel, M=8 N=16 K=8 (6x8 tile); strides C 16,1 A 8,1 B 16,1.
+// ocannlGemm28AVX2 runs a float64 broadcast kernel, M=16 N=8 K=8 (6x8 tile); strides C 8,1 A 1,16 B 8,1.
 //
 //go:noescape
 func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm29AVX2 runs a float64 broadcast kernel, M=16 N=8 K=8 (6x8 tile); strides C 8,1 A 1,16 B 8,1.
+// ocannlGemm29AVX2 runs a float64 broadcast kernel, M=8 N=8 K=16 (6x8 tile); strides C 8,1 A 16,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm30AVX2 runs a float64 broadcast kernel, M=8 N=8 K=16 (6x8 tile); strides C 8,1 A 16,1 B 8,1.
+// ocannlGemm30AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 1,8 B 8,1.
 //
 //go:noescape
 func ocannlGemm30AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm31AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 1,8 B 8,1.
+// ocannlGemm31AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 8,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
@@ -1056,75 +1051,70 @@ func ocannlGemm31AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm33AVX2 runs a float64 broadcast kernel, M=8 N=8 K=8 (6x8 tile); strides C 8,1 A 8,1 B 8,1.
+// ocannlGemm33AVX2 runs a float64 dot kernel, M=4 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX2 runs a float64 dot kernel, M=4 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
+// ocannlGemm34AVX2 runs a float64 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX2 runs a float64 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 8,1 A 16,1 B 1,16.
+// ocannlGemm35AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=8 K=8 (6x8 tile, B gathered into the frame); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=8 K=8 (6x8 tile, B gathered into the frame); strides C 8,1 A 8,1 B 1,8.
+// ocannlGemm36AVX2 runs a float64 dot kernel, M=12 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX2 runs a float64 dot kernel, M=12 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
+// ocannlGemm37AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=8 K=16 (6x8 tile, B gathered into the frame); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm38AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=8 K=16 (6x8 tile, B gathered into the frame); strides C 8,1 A 16,1 B 1,16.
+// ocannlGemm38AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=6 K=8 (6x8 tile, B gathered into the frame); strides C 6,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm38AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm39AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=6 K=8 (6x8 tile, B gathered into the frame); strides C 6,1 A 8,1 B 1,8.
+// ocannlGemm39AVX2 runs a float64 dot kernel, M=8 N=12 K=8 (3x3 tile); strides C 12,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm39AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm40AVX2 runs a float64 dot kernel, M=8 N=12 K=8 (3x3 tile); strides C 12,1 A 8,1 B 1,8.
+// ocannlGemm40AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=12 (6x8 tile, B gathered into the frame); strides C 8,1 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm40AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm41AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=12 (6x8 tile, B gathered into the frame); strides C 8,1 A 12,1 B 1,12.
+// ocannlGemm41AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
 //
 //go:noescape
 func ocannlGemm41AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm42AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm42AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
 //
 //go:noescape
 func ocannlGemm42AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm43AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm43AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
 //
 //go:noescape
 func ocannlGemm43AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm44AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm44AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
 //
 //go:noescape
 func ocannlGemm44AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm45AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm45AVX2 runs a float64 dot kernel, M=4 N=4 K=12 (3x3 tile); strides C 4,1 A 4,1 B 1,36.
 //
 //go:noescape
 func ocannlGemm45AVX2(c *float64, a *float64, b *float64)
-
-// ocannlGemm46AVX2 runs a float64 dot kernel, M=4 N=4 K=12 (3x3 tile); strides C 64,1 A 196,1 B 1,36.
-//
-//go:noescape
-func ocannlGemm46AVX2(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //

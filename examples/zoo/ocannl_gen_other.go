@@ -87,9 +87,9 @@ func ocannlGemm15AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm15AVX512 called without assembly")
 }
 
-// ocannlGemm16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm16AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm16AVX512 called without assembly")
+// ocannlGemm17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm17AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm17AVX512 called without assembly")
 }
 
 // ocannlGemm18AVX512 stands in for the assembly kernel; it is never called.
@@ -102,14 +102,14 @@ func ocannlGemm19AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm19AVX512 called without assembly")
 }
 
-// ocannlGemm20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm20AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm20AVX512 called without assembly")
+// ocannlGemm21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm21AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm21AVX512 called without assembly")
 }
 
-// ocannlGemm22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm22AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm22AVX512 called without assembly")
+// ocannlGemm23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm23AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm23AVX512 called without assembly")
 }
 
 // ocannlGemm24AVX512 stands in for the assembly kernel; it is never called.
@@ -220,11 +220,6 @@ func ocannlGemm44AVX512(c, a, b *float64) {
 // ocannlGemm45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm45AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm45AVX512 called without assembly")
-}
-
-// ocannlGemm46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm46AVX512(c, a, b *float64) {
-	panic("ocannlgen: ocannlGemm46AVX512 called without assembly")
 }
 
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
@@ -523,9 +518,6 @@ func ocannlGemm44AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm44AVX2 cal
 
 // ocannlGemm45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm45AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm45AVX2 called without assembly") }
-
-// ocannlGemm46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm46AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm46AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }

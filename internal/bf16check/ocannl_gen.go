@@ -31003,11 +31003,11 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 			}
 		}
 	}
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec := ocannlConvTrainLossPart0Records.Get()
 	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
-	region.Run(rec, 6)
+	region.Run(rec, 8)
 	*rec = ocannlConvTrainLossPart0{}
 	ocannlConvTrainLossPart0Records.Put(rec)
 
@@ -31044,11 +31044,11 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvTrainLossPart1Records.Get()
 	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
 	rec2.scratch = scratch
-	region.Run(rec2, 6)
+	region.Run(rec2, 8)
 	*rec2 = ocannlConvTrainLossPart1{}
 	ocannlConvTrainLossPart1Records.Put(rec2)
 
@@ -31265,46 +31265,46 @@ type ocannlConvTrainLossScratch struct {
 	train_1                        [16][10]float32
 }
 
-// ocannlConvTrainLossPart0 is the task record of a loop nest of ocannlConvTrainLoss that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvTrainLossPart0 is the task record of a loop nest of ocannlConvTrainLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvTrainLossPart0 struct {
 	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvTrainLossScratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 6).
+// Part runs part j17 of the nest (0 <= j17 < 8).
 func (r *ocannlConvTrainLossPart0) Part(j17 int) {
 	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
-	// float32 dot kernel M=16 N=16 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	// float32 dot kernel M=12 N=16 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm19AVX512(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm19AVX512(&scratch.net_conv2d_3_y[i0+2*j17][i1][0][0], &scratch.imagesPad[i0+2*j17][i1][0][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm19AVX2(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm19AVX2(&scratch.net_conv2d_3_y[i0+2*j17][i1][0][0], &scratch.imagesPad[i0+2*j17][i1][0][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 2 {
+		for i0 := range 2 {
+			for i1 := range 12 {
 				for i2 := range 12 {
 					for i3 := range 16 {
 						acc := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								imagesPadRow := &scratch.imagesPad[i0][i1+2*j17+i4][i2+i5]
+								imagesPadRow := &scratch.imagesPad[i0+2*j17][i1+i4][i2+i5]
 								pNetConv2d3KernelRow := (*[3]float32)(pNetConv2d3Kernel[27*i3+9*i4+3*i5 : 27*i3+9*i4+3*i5+3])
 								for i6 := range 3 {
 									acc += imagesPadRow[i6] * pNetConv2d3KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_3_y[i0][i1+2*j17][i2][i3] = acc
+						scratch.net_conv2d_3_y[i0+2*j17][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -31315,46 +31315,46 @@ func (r *ocannlConvTrainLossPart0) Part(j17 int) {
 // ocannlConvTrainLossPart0Records holds the free ocannlConvTrainLossPart0 records.
 var ocannlConvTrainLossPart0Records rt.Records[ocannlConvTrainLossPart0]
 
-// ocannlConvTrainLossPart1 is the task record of a loop nest of ocannlConvTrainLoss that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvTrainLossPart1 is the task record of a loop nest of ocannlConvTrainLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvTrainLossPart1 struct {
 	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvTrainLossScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 6).
+// Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvTrainLossPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// float32 dot kernel M=16 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=12 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[0][i1+2*j19][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j19][i2][0], &pNetConv2d2Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[0][i1+2*j19][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j19][i2][0], &pNetConv2d2Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 2 {
+		for i0 := range 2 {
+			for i1 := range 12 {
 				for i2 := range 12 {
 					for i3 := range 16 {
 						acc2 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_conv2d_2_xRow2 := &scratch.net_conv2d_2_x[i0][i1+2*j19+i4][i2+i5]
+								net_conv2d_2_xRow2 := &scratch.net_conv2d_2_x[i0+2*j19][i1+i4][i2+i5]
 								pNetConv2d2KernelRow := (*[16]float32)(pNetConv2d2Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
 								for i6 := range 16 {
 									acc2 += net_conv2d_2_xRow2[i6] * pNetConv2d2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_2_y[i0][i1+2*j19][i2][i3] = acc2
+						scratch.net_conv2d_2_y[i0+2*j19][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -31950,11 +31950,11 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 			}
 		}
 	}
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec := ocannlConvBackwardPart0Records.Get()
 	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
-	region.Run(rec, 6)
+	region.Run(rec, 8)
 	*rec = ocannlConvBackwardPart0{}
 	ocannlConvBackwardPart0Records.Put(rec)
 
@@ -31991,11 +31991,11 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvBackwardPart1Records.Get()
 	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
 	rec2.scratch = scratch
-	region.Run(rec2, 6)
+	region.Run(rec2, 8)
 	*rec2 = ocannlConvBackwardPart1{}
 	ocannlConvBackwardPart1Records.Put(rec2)
 
@@ -32605,46 +32605,46 @@ type ocannlConvBackwardScratch struct {
 	train_cross_entropy_1_m_argmax_11 [16][1]float32
 }
 
-// ocannlConvBackwardPart0 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvBackwardPart0 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart0 struct {
 	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 6).
+// Part runs part j17 of the nest (0 <= j17 < 8).
 func (r *ocannlConvBackwardPart0) Part(j17 int) {
 	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
-	// float32 dot kernel M=16 N=16 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	// float32 dot kernel M=12 N=16 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm19AVX512(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm19AVX512(&scratch.net_conv2d_3_y[i0+2*j17][i1][0][0], &scratch.imagesPad[i0+2*j17][i1][0][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm19AVX2(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm19AVX2(&scratch.net_conv2d_3_y[i0+2*j17][i1][0][0], &scratch.imagesPad[i0+2*j17][i1][0][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 2 {
+		for i0 := range 2 {
+			for i1 := range 12 {
 				for i2 := range 12 {
 					for i3 := range 16 {
 						acc := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								imagesPadRow := &scratch.imagesPad[i0][i1+2*j17+i4][i2+i5]
+								imagesPadRow := &scratch.imagesPad[i0+2*j17][i1+i4][i2+i5]
 								pNetConv2d3KernelRow := (*[3]float32)(pNetConv2d3Kernel[27*i3+9*i4+3*i5 : 27*i3+9*i4+3*i5+3])
 								for i6 := range 3 {
 									acc += imagesPadRow[i6] * pNetConv2d3KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_3_y[i0][i1+2*j17][i2][i3] = acc
+						scratch.net_conv2d_3_y[i0+2*j17][i1][i2][i3] = acc
 					}
 				}
 			}
@@ -32655,46 +32655,46 @@ func (r *ocannlConvBackwardPart0) Part(j17 int) {
 // ocannlConvBackwardPart0Records holds the free ocannlConvBackwardPart0 records.
 var ocannlConvBackwardPart0Records rt.Records[ocannlConvBackwardPart0]
 
-// ocannlConvBackwardPart1 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvBackwardPart1 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart1 struct {
 	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 6).
+// Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvBackwardPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// float32 dot kernel M=16 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=12 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[0][i1+2*j19][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j19][i2][0], &pNetConv2d2Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 12 {
-				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[0][i1+2*j19][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j19][i2][0], &pNetConv2d2Kernel[0])
+		for i0 := range 2 {
+			for i1 := range 12 {
+				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 2 {
+		for i0 := range 2 {
+			for i1 := range 12 {
 				for i2 := range 12 {
 					for i3 := range 16 {
 						acc2 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_conv2d_2_xRow2 := &scratch.net_conv2d_2_x[i0][i1+2*j19+i4][i2+i5]
+								net_conv2d_2_xRow2 := &scratch.net_conv2d_2_x[i0+2*j19][i1+i4][i2+i5]
 								pNetConv2d2KernelRow := (*[16]float32)(pNetConv2d2Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
 								for i6 := range 16 {
 									acc2 += net_conv2d_2_xRow2[i6] * pNetConv2d2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_2_y[i0][i1+2*j19][i2][i3] = acc2
+						scratch.net_conv2d_2_y[i0+2*j19][i1][i2][i3] = acc2
 					}
 				}
 			}
@@ -33731,30 +33731,30 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	bf16.PackIn(region, &scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       45,
-		AM:        675,
-		AM2:       3,
-		AM3:       45,
+		AM:        3,
+		AM2:       45,
+		AM3:       675,
 		BK:        1,
 		BK2:       9,
 		BN:        27,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         9,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	}, 6)
+	}, 8)
 	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec := ocannlConvBF16TrainLossPart0Records.Get()
 	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
-	region.Run(rec, 6)
+	region.Run(rec, 8)
 	*rec = ocannlConvBF16TrainLossPart0{}
 	ocannlConvBF16TrainLossPart0Records.Put(rec)
 
@@ -33794,30 +33794,30 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	bf16.PackIn(region, &scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       240,
-		AM:        3600,
-		AM2:       16,
-		AM3:       240,
+		AM:        16,
+		AM2:       240,
+		AM3:       3600,
 		BK:        1,
 		BK2:       48,
 		BN:        144,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         48,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	}, 6)
+	}, 8)
 	scratch.net_conv2d_2_xBF16.Convert(&scratch.net_conv2d_2_x[0][0][0][0], 57600)
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvBF16TrainLossPart1Records.Get()
 	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
 	rec2.scratch = scratch
-	region.Run(rec2, 6)
+	region.Run(rec2, 8)
 	*rec2 = ocannlConvBF16TrainLossPart1{}
 	ocannlConvBF16TrainLossPart1Records.Put(rec2)
 
@@ -34070,36 +34070,36 @@ type ocannlConvBF16TrainLossScratch struct {
 	pNetLinear1WBF16               bf16.Packed
 }
 
-// ocannlConvBF16TrainLossPart0 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvBF16TrainLossPart0 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBF16TrainLossPart0 struct {
 	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvBF16TrainLossScratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 6).
+// Part runs part j17 of the nest (0 <= j17 < 8).
 func (r *ocannlConvBF16TrainLossPart0) Part(j17 int) {
 	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x27.
-	bf16.GemmOps(&scratch.net_conv2d_3_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 288x16x27.
+	bf16.GemmOps(&scratch.net_conv2d_3_y[2*j17][0][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[2*j17][0][0][0]), bf16.Operand{
 		F: &pNetConv2d3Kernel[0],
 		P: &scratch.pNetConv2d3KernelBF16,
 	}, bf16.Shape{
 		AK:        1,
 		AK2:       45,
-		AM:        675,
-		AM2:       3,
-		AM3:       45,
+		AM:        3,
+		AM2:       45,
+		AM3:       675,
 		BK:        1,
 		BK2:       9,
 		BN:        27,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         9,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,
@@ -34110,36 +34110,36 @@ func (r *ocannlConvBF16TrainLossPart0) Part(j17 int) {
 // ocannlConvBF16TrainLossPart0Records holds the free ocannlConvBF16TrainLossPart0 records.
 var ocannlConvBF16TrainLossPart0Records rt.Records[ocannlConvBF16TrainLossPart0]
 
-// ocannlConvBF16TrainLossPart1 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvBF16TrainLossPart1 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBF16TrainLossPart1 struct {
 	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvBF16TrainLossScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 6).
+// Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvBF16TrainLossPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x144.
-	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j19][0][0], scratch.net_conv2d_2_xBF16.At(&scratch.net_conv2d_2_x[0][2*j19][0][0]), bf16.Operand{
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 288x16x144.
+	bf16.GemmOps(&scratch.net_conv2d_2_y[2*j19][0][0][0], scratch.net_conv2d_2_xBF16.At(&scratch.net_conv2d_2_x[2*j19][0][0][0]), bf16.Operand{
 		F: &pNetConv2d2Kernel[0],
 		P: &scratch.pNetConv2d2KernelBF16,
 	}, bf16.Shape{
 		AK:        1,
 		AK2:       240,
-		AM:        3600,
-		AM2:       16,
-		AM3:       240,
+		AM:        16,
+		AM2:       240,
+		AM3:       3600,
 		BK:        1,
 		BK2:       48,
 		BN:        144,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         48,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,
@@ -34718,30 +34718,30 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	bf16.PackIn(region, &scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       45,
-		AM:        675,
-		AM2:       3,
-		AM3:       45,
+		AM:        3,
+		AM2:       45,
+		AM3:       675,
 		BK:        1,
 		BK2:       9,
 		BN:        27,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         9,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	}, 6)
+	}, 8)
 	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec := ocannlConvBF16BackwardPart0Records.Get()
 	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
-	region.Run(rec, 6)
+	region.Run(rec, 8)
 	*rec = ocannlConvBF16BackwardPart0{}
 	ocannlConvBF16BackwardPart0Records.Put(rec)
 
@@ -34781,30 +34781,30 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	bf16.PackIn(region, &scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       240,
-		AM:        3600,
-		AM2:       16,
-		AM3:       240,
+		AM:        16,
+		AM2:       240,
+		AM3:       3600,
 		BK:        1,
 		BK2:       48,
 		BN:        144,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         48,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,
 		Overwrite: true,
-	}, 6)
+	}, 8)
 	scratch.net_conv2d_2_xBF16.Convert(&scratch.net_conv2d_2_x[0][0][0][0], 57600)
-	// 6 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvBF16BackwardPart1Records.Get()
 	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
 	rec2.scratch = scratch
-	region.Run(rec2, 6)
+	region.Run(rec2, 8)
 	*rec2 = ocannlConvBF16BackwardPart1{}
 	ocannlConvBF16BackwardPart1Records.Put(rec2)
 
@@ -35551,36 +35551,36 @@ type ocannlConvBF16BackwardScratch struct {
 	net_conv2d_1_x_1_gradBF162           bf16.Packed
 }
 
-// ocannlConvBF16BackwardPart0 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvBF16BackwardPart0 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBF16BackwardPart0 struct {
 	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 6).
+// Part runs part j17 of the nest (0 <= j17 < 8).
 func (r *ocannlConvBF16BackwardPart0) Part(j17 int) {
 	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x27.
-	bf16.GemmOps(&scratch.net_conv2d_3_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 288x16x27.
+	bf16.GemmOps(&scratch.net_conv2d_3_y[2*j17][0][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[2*j17][0][0][0]), bf16.Operand{
 		F: &pNetConv2d3Kernel[0],
 		P: &scratch.pNetConv2d3KernelBF16,
 	}, bf16.Shape{
 		AK:        1,
 		AK2:       45,
-		AM:        675,
-		AM2:       3,
-		AM3:       45,
+		AM:        3,
+		AM2:       45,
+		AM3:       675,
 		BK:        1,
 		BK2:       9,
 		BN:        27,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         9,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,
@@ -35591,36 +35591,36 @@ func (r *ocannlConvBF16BackwardPart0) Part(j17 int) {
 // ocannlConvBF16BackwardPart0Records holds the free ocannlConvBF16BackwardPart0 records.
 var ocannlConvBF16BackwardPart0Records rt.Records[ocannlConvBF16BackwardPart0]
 
-// ocannlConvBF16BackwardPart1 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlConvBF16BackwardPart1 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBF16BackwardPart1 struct {
 	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 6).
+// Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvBF16BackwardPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x144.
-	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j19][0][0], scratch.net_conv2d_2_xBF16.At(&scratch.net_conv2d_2_x[0][2*j19][0][0]), bf16.Operand{
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 288x16x144.
+	bf16.GemmOps(&scratch.net_conv2d_2_y[2*j19][0][0][0], scratch.net_conv2d_2_xBF16.At(&scratch.net_conv2d_2_x[2*j19][0][0][0]), bf16.Operand{
 		F: &pNetConv2d2Kernel[0],
 		P: &scratch.pNetConv2d2KernelBF16,
 	}, bf16.Shape{
 		AK:        1,
 		AK2:       240,
-		AM:        3600,
-		AM2:       16,
-		AM3:       240,
+		AM:        16,
+		AM2:       240,
+		AM3:       3600,
 		BK:        1,
 		BK2:       48,
 		BN:        144,
-		CM:        2304,
-		CM2:       16,
-		CM3:       192,
+		CM:        16,
+		CM2:       192,
+		CM3:       2304,
 		CN:        1,
 		K:         48,
 		K2:        3,
-		M:         16,
+		M:         12,
 		M2:        12,
 		M3:        2,
 		N:         16,

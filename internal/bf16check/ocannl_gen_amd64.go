@@ -111,12 +111,12 @@ func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 dot kernel, M=16 N=16 K=9 (4x4 tile); strides C 2304,1 A 675,1 B 1,27.
+// ocannlGemm19AVX512 runs a float32 dot kernel, M=12 N=16 K=9 (4x4 tile); strides C 16,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=16 N=16 K=48 (4x4 tile); strides C 2304,1 A 3600,1 B 1,144.
+// ocannlGemm20AVX512 runs a float32 dot kernel, M=12 N=16 K=48 (4x4 tile); strides C 16,1 A 16,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
@@ -606,12 +606,12 @@ func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 2304,1 A 675,1 B 1,27, k2 A 45 B 9.
+// ocannlGemm19AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=12 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16,1 A 3,1 B 1,27, k2 A 45 B 9.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=16 N=16 K=48 (3x3 tile); strides C 2304,1 A 3600,1 B 1,144.
+// ocannlGemm20AVX2 runs a float32 dot kernel, M=12 N=16 K=48 (3x3 tile); strides C 16,1 A 16,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float32, a *float32, b *float32)

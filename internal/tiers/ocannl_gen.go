@@ -3635,14 +3635,14 @@ func ocannlConv(img *[2][10][10][3]float32, kernel *[8][3][3][3]float32, out *[2
 	// float32 dot kernel M=8 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm4AVX512(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 8 {
+				ocannlGemm4AVX512(&out[i0][i1][0][0], &img[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 8 {
-				ocannlGemm4AVX2(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 8 {
+				ocannlGemm4AVX2(&out[i0][i1][0][0], &img[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
@@ -3734,14 +3734,14 @@ func ocannlConvPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, o
 	// float32 dot kernel M=16 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i2 := range 16 {
-				ocannlGemm5AVX512(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 16 {
+				ocannlGemm5AVX512(&out[i0][i1][0][0], &img2[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i2 := range 16 {
-				ocannlGemm5AVX2(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			for i1 := range 16 {
+				ocannlGemm5AVX2(&out[i0][i1][0][0], &img2[i0][i1][0][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {
@@ -3797,18 +3797,18 @@ func ocannlConvDilated(img *[2][12][12][3]float32, kernel *[8][3][3][3]float32, 
 	if ocannlAVX512 {
 		*out = [2][8][8][8]float32{}
 		for i0 := range 2 {
-			for i2 := range 8 {
+			for i1 := range 8 {
 				for i5 := range 3 {
-					ocannlGemm6AVX512(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+					ocannlGemm6AVX512(&out[i0][i1][0][0], &img[i0][i1][2*i5][0], &kernel[0][0][i5][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		*out = [2][8][8][8]float32{}
 		for i0 := range 2 {
-			for i2 := range 8 {
+			for i1 := range 8 {
 				for i5 := range 3 {
-					ocannlGemm6AVX2(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+					ocannlGemm6AVX2(&out[i0][i1][0][0], &img[i0][i1][2*i5][0], &kernel[0][0][i5][0])
 				}
 			}
 		}

@@ -36,17 +36,17 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=8 N=8 K=9 (4x4 tile); strides C 64,1 A 30,1 B 1,27.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=8 N=8 K=9 (4x4 tile); strides C 8,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=16 N=8 K=9 (4x4 tile); strides C 128,1 A 57,1 B 1,27.
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=16 N=8 K=9 (4x4 tile); strides C 8,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=8 N=8 K=3 (4x4 tile); strides C 64,1 A 36,1 B 1,27.
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=8 N=8 K=3 (4x4 tile); strides C 8,1 A 3,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
@@ -301,17 +301,17 @@ func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm4AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 64,1 A 30,1 B 1,27, k2 A 30 B 9.
+// ocannlGemm4AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 3,1 B 1,27, k2 A 30 B 9.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 128,1 A 57,1 B 1,27, k2 A 57 B 9.
+// ocannlGemm5AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=8 K=9x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 3,1 B 1,27, k2 A 57 B 9.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 64,1 A 36,1 B 1,27, k2 A 72 B 9.
+// ocannlGemm6AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 8,1 A 3,1 B 1,27, k2 A 72 B 9.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
