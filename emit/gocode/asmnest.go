@@ -262,10 +262,9 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	}
 	var pack []jen.Code
 	var padded func(shift [4]int) jen.Code
+	var padCode jen.Code // (after B's packing)
 	if isGather && k.bf16In == nil {
-		var code jen.Code
-		padded, code = k.bf16Padded(gather)
-		pack = append(pack, code)
+		padded, padCode = k.bf16Padded(gather)
 	}
 	for _, c := range calls {
 		n, rows := c.n, c.rows
@@ -316,6 +315,9 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 			pack = append(pack, code...)
 			c.aForm = func() jen.Code { return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A]))) }
 		}
+	}
+	if padCode != nil {
+		pack = append(pack, padCode)
 	}
 	emit := func(c *call) jen.Code {
 		n := c.n

@@ -35290,7 +35290,6 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart7Records.Put(rec8)
 
 	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
-	scratch.net_h_1_gradBF16.Convert(&scratch.net_h_1_grad[0][0][0][0], [4]int{16, 6, 6, 32}, [4]int{0, 1, 1, 0})
 	bf16.PackIn(region, &scratch.pNetConv2d1KernelBF162, &pNetConv2d1Kernel[128], bf16.Shape{
 		AK:  1,
 		AK2: 32,
@@ -35379,6 +35378,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M3:  2,
 		N:   16,
 	}, 8)
+	scratch.net_h_1_gradBF16.Convert(&scratch.net_h_1_grad[0][0][0][0], [4]int{16, 6, 6, 32}, [4]int{0, 1, 1, 0})
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlConvBF16BackwardPart8Records.Get()
 	rec9.pNetConv2d1Kernel = pNetConv2d1Kernel
@@ -35454,7 +35454,6 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart12Records.Put(rec13)
 
 	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
-	scratch.net_conv2d_1_x_1_gradBF16.Convert(&scratch.net_conv2d_1_x_1_grad[0][0][0][0], [4]int{16, 12, 12, 16}, [4]int{0, 2, 2, 0})
 	bf16.PackIn(region, &scratch.pNetConv2d2KernelBF162, &pNetConv2d2Kernel[128], bf16.Shape{
 		AK:  1,
 		AK2: 16,
@@ -35478,6 +35477,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		M3:  2,
 		N:   16,
 	}, 8)
+	scratch.net_conv2d_1_x_1_gradBF16.Convert(&scratch.net_conv2d_1_x_1_grad[0][0][0][0], [4]int{16, 12, 12, 16}, [4]int{0, 2, 2, 0})
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlConvBF16BackwardPart13Records.Get()
 	rec14.pNetConv2d2Kernel = pNetConv2d2Kernel
