@@ -240,38 +240,60 @@ const bf16OperandsMark = "bf16 operands, float32 accumulation (rt/bf16.GemmBF16)
 // bf16.Gemm with the spec's sizes and strides, in the Go loops the
 // kernel leaves outside; the same call for every tier.
 func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
-	var rows [2]bf16Axis
+	// One call, or a gather's calls (one per parity class of a
+	// stride-2 convolution's input gradient), inside the same loops.
+	type call struct {
+		n            *asm.Nest
+		rows         [2]bf16Axis
+		shift        [4]int
+		shape        func() jen.Code
+		aForm, bForm func() jen.Code
+	}
+	var calls []*call
 	gather, isGather := k.bf16Gather(n)
 	if isGather {
-		n, rows = gather.n, gather.rows
-	} else {
-		n, rows = k.bf16Fold(n)
-	}
-	sp := n.Spec
-	d := jen.Dict{}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"M", sp.M}, {"N", sp.N}, {"K", sp.K}, {"CM", sp.CM}, {"CN", sp.CN}, {"AM", sp.AM}, {"AK", sp.AK}, {"BK", sp.BK}, {"BN", sp.BN},
-		{"K2", sp.K2}, {"AK2", sp.AK2}, {"BK2", sp.BK2}, {"N2", sp.N2}, {"CN2", sp.CN2}, {"BN2", sp.BN2}, {"K3", sp.K3}, {"AK3", sp.AK3}, {"BK3", sp.BK3},
-		{"M2", rows[0].ext}, {"CM2", rows[0].c}, {"AM2", rows[0].a}, {"M3", rows[1].ext}, {"CM3", rows[1].c}, {"AM3", rows[1].a}} {
-		absent := f.v == 0 || f.v == 1 && (f.name == "K2" || f.name == "K3" || f.name == "N2" || f.name == "M2" || f.name == "M3") // 0 and 1 mean no such axis
-		if !absent {
-			d[jen.Id(f.name)] = jen.Lit(f.v)
+		for _, g := range gather.calls {
+			calls = append(calls, &call{n: g.n, rows: g.rows, shift: g.shift})
 		}
+	} else {
+		c := &call{}
+		c.n, c.rows = k.bf16Fold(n)
+		calls = append(calls, c)
 	}
-	if sp.Overwrite {
-		d[jen.Id("Overwrite")] = jen.True()
-	}
-	// How each operand reaches rt/bf16: B packed once (a weight the
-	// calls share), an operand converted once (one the calls read
-	// several times), or float32 (converted in each call).
-	shape := func() jen.Code { return jen.Qual(bf16Path, "Shape").Values(d) }
 	var pack []jen.Code
-	var aForm, bForm func() jen.Code
-	// (Operands that are rt.BF16 arrays, k.bf16In, are neither packed
-	// nor converted ahead: bf16.GemmBF16 reads their bits as they are.)
-	if k.bf16In == nil {
+	var padded func(shift [4]int) jen.Code
+	var padCode jen.Code // (after B's packing)
+	if isGather && k.bf16In == nil {
+		padded, padCode = k.bf16Padded(gather)
+	}
+	for _, c := range calls {
+		n, rows := c.n, c.rows
+		sp := n.Spec
+		d := jen.Dict{}
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"M", sp.M}, {"N", sp.N}, {"K", sp.K}, {"CM", sp.CM}, {"CN", sp.CN}, {"AM", sp.AM}, {"AK", sp.AK}, {"BK", sp.BK}, {"BN", sp.BN},
+			{"K2", sp.K2}, {"AK2", sp.AK2}, {"BK2", sp.BK2}, {"N2", sp.N2}, {"CN2", sp.CN2}, {"BN2", sp.BN2}, {"K3", sp.K3}, {"AK3", sp.AK3}, {"BK3", sp.BK3},
+			{"M2", rows[0].ext}, {"CM2", rows[0].c}, {"AM2", rows[0].a}, {"M3", rows[1].ext}, {"CM3", rows[1].c}, {"AM3", rows[1].a}} {
+			absent := f.v == 0 || f.v == 1 && (f.name == "K2" || f.name == "K3" || f.name == "N2" || f.name == "M2" || f.name == "M3") // 0 and 1 mean no such axis
+			if !absent {
+				d[jen.Id(f.name)] = jen.Lit(f.v)
+			}
+		}
+		if sp.Overwrite {
+			d[jen.Id("Overwrite")] = jen.True()
+		}
+		// How each operand reaches rt/bf16: B packed once (a weight the
+		// calls share), an operand converted once (one the calls read
+		// several times), or float32 (converted in each call).
+		shape := func() jen.Code { return jen.Qual(bf16Path, "Shape").Values(d) }
+		c.shape = shape
+		// (Operands that are rt.BF16 arrays, k.bf16In, are neither packed
+		// nor converted ahead: bf16.GemmBF16 reads their bits as they are.)
+		if k.bf16In != nil {
+			continue
+		}
 		packed := func(t int, field func() *jen.Statement) func() jen.Code {
 			return func() jen.Code {
 				return jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("P"): jen.Op("&").Add(field()), jen.Id("F"): jen.Op("&").Add(k.directAccess(t, n.Zero[t]))})
@@ -280,66 +302,89 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 		if vars, ok := k.bf16PackVars(n, n.B); ok {
 			field, code := k.bf16Pack(n, n.B, vars, shape)
 			pack = append(pack, code...)
-			bForm = packed(n.B, field)
+			c.bForm = packed(n.B, field)
 		}
 		if isGather {
-			var code jen.Code
-			aForm, code = k.bf16Padded(gather)
-			pack = append(pack, code)
+			shift := c.shift
+			c.aForm = func() jen.Code { return padded(shift) }
 		} else if vars, ok := k.bf16PackVars(n, n.A); ok {
 			field, code := k.bf16Pack(n, n.A, vars, shape)
 			pack = append(pack, code...)
-			aForm = packed(n.A, field)
+			c.aForm = packed(n.A, field)
 		} else if field, code, ok := k.bf16Convert(n, n.A, max(rows[0].ext, 1)*max(rows[1].ext, 1)); ok {
 			pack = append(pack, code...)
-			aForm = func() jen.Code { return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A]))) }
+			c.aForm = func() jen.Code { return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A]))) }
 		}
 	}
-	var build func(i int) jen.Code
-	build = func(i int) jen.Code {
-		if i == len(n.Outer) {
-			if aForm == nil && bForm == nil {
-				args := make([]jen.Code, 4)
-				for j, t := range []int{n.C, n.A, n.B} {
-					args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
-				}
-				args[3] = shape()
-				if k.bf16In != nil {
-					return jen.Qual(bf16Path, "GemmBF16").Call(args...)
-				}
-				return jen.Qual(bf16Path, "Gemm").Call(args...)
+	if padCode != nil {
+		pack = append(pack, padCode)
+	}
+	emit := func(c *call) jen.Code {
+		n := c.n
+		if c.aForm == nil && c.bForm == nil {
+			args := make([]jen.Code, 4)
+			for j, t := range []int{n.C, n.A, n.B} {
+				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
 			}
-			ops := make([]jen.Code, 2)
-			for j, f := range []func() jen.Code{aForm, bForm} {
-				if f != nil {
-					ops[j] = f()
-				} else {
-					t := []int{n.A, n.B}[j]
-					ops[j] = jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("F"): jen.Op("&").Add(k.directAccess(t, n.Zero[t]))})
-				}
+			args[3] = c.shape()
+			if k.bf16In != nil {
+				return jen.Qual(bf16Path, "GemmBF16").Call(args...)
 			}
-			return jen.Qual(bf16Path, "GemmOps").Call(jen.Op("&").Add(k.directAccess(n.C, n.Zero[n.C])), ops[0], ops[1], shape())
+			return jen.Qual(bf16Path, "Gemm").Call(args...)
 		}
-		l := n.Outer[i]
+		ops := make([]jen.Code, 2)
+		for j, f := range []func() jen.Code{c.aForm, c.bForm} {
+			if f != nil {
+				ops[j] = f()
+			} else {
+				t := []int{n.A, n.B}[j]
+				ops[j] = jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("F"): jen.Op("&").Add(k.directAccess(t, n.Zero[t]))})
+			}
+		}
+		return jen.Qual(bf16Path, "GemmOps").Call(jen.Op("&").Add(k.directAccess(n.C, n.Zero[n.C])), ops[0], ops[1], c.shape())
+	}
+	outer := calls[0].n.Outer // (the same loops for all the calls)
+	var build func(i int) []jen.Code
+	build = func(i int) []jen.Code {
+		if i == len(outer) {
+			var body []jen.Code
+			for _, c := range calls {
+				body = append(body, emit(c))
+			}
+			return body
+		}
+		l := outer[i]
 		before := k.varUse[l.Var]
 		inner := build(i + 1)
-		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+		return []jen.Code{k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, inner)}
 	}
 	if k.free != nil {
 		k.parPre, pre = pre, nil
 		k.parPack = append(k.parPack, pack...)
 		pack = nil
 	}
-	call := append(append(append([]jen.Code(nil), pre...), pack...), build(0))
-	calls := make([][]jen.Code, len(k.asm.Tiers()))
-	for i := range calls {
-		calls[i] = call
+	stmts := append(append(append([]jen.Code(nil), pre...), pack...), build(0)...)
+	out := make([][]jen.Code, len(k.asm.Tiers()))
+	for i := range out {
+		out[i] = stmts
 	}
 	mark := bf16Mark
 	if k.bf16In != nil {
 		mark = bf16OperandsMark
 	}
-	return calls, fmt.Sprintf("// %s: %dx%dx%d.", mark, sp.M*max(rows[0].ext, 1)*max(rows[1].ext, 1), sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3))
+	// The note: the product's size (a gather's in all its calls).
+	var m, nn, kk int
+	for _, c := range calls {
+		sp, rows := c.n.Spec, c.rows
+		m += sp.M * max(rows[0].ext, 1) * max(rows[1].ext, 1)
+		nn = sp.N * max(1, sp.N2)
+		kk = max(kk, sp.K*max(1, sp.K2)*max(1, sp.K3))
+	}
+	note := fmt.Sprintf("// %s: %dx%dx%d.", mark, m, nn, kk)
+	if len(calls) > 1 {
+		note = fmt.Sprintf("// %s: %dx%dx%d, %d calls (the parity classes of the rows and columns, each of their taps).", mark, m, nn, kk, len(calls))
+	}
+	return out, note
 }
 
 // maxPacks is the most Packed values one contraction keeps (one per

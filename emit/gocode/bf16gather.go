@@ -12,12 +12,21 @@ import (
 // gradient) rewritten as a gather: its call and the A operand's padded
 // copy.
 type bf16Gather struct {
-	n    *asm.Nest
-	rows [2]bf16Axis
+	// calls are the gather's calls: one for a stride-1 convolution,
+	// one per parity class of C's rows and columns for stride 2.
+	calls []bf16GatherCall
 	// dims and pad are A's dimensions (four, leading 1s) and the zero
-	// margins of its padded copy (bf16.Padded); shift moves the call's
-	// A element (its pixel 0, 0) to the first cell of the margins.
-	dims, pad, shift [4]int
+	// margins of its padded copy (bf16.Padded).
+	dims, pad [4]int
+}
+
+// bf16GatherCall is one call of a gather: its nest, the rows folded
+// into it, and shift, which moves the call's A element (its pixel 0,
+// 0) to its first cell in the padded copy.
+type bf16GatherCall struct {
+	n     *asm.Nest
+	rows  [2]bf16Axis
+	shift [4]int
 }
 
 // bf16Gather recognizes a transposed convolution: the two innermost
@@ -76,10 +85,23 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 	lh, lw := n.Outer[live[0]], n.Outer[live[1]]
 	ch, ah, bh := strides[n.C][lh.Var], strides[n.A][lh.Var], strides[n.B][lh.Var]
 	cw, aw, bw := strides[n.C][lw.Var], strides[n.A][lw.Var], strides[n.B][lw.Var]
-	if ch != sp.CM || ah != 0 || bh <= 0 || bw != 0 || cw <= 0 || aw <= 0 || sp.N%cw != 0 || sp.N <= cw {
+	if ch <= 0 || sp.CM%ch != 0 || ah != 0 || bh <= 0 || bw != 0 || cw <= 0 || aw <= 0 {
 		return nil, false
 	}
-	eh, ew := lh.Extent, sp.N/cw // the kernel's rows and columns
+	// The stride: lh moves C by one row of C (the call's rows are
+	// stride rows apart), lw by stride columns of cc values.
+	stride := sp.CM / ch
+	if stride != 1 && stride != 2 || cw%stride != 0 {
+		return nil, false
+	}
+	cc := cw / stride
+	if sp.N%cc != 0 || sp.N <= cc {
+		return nil, false
+	}
+	eh, ew := lh.Extent, sp.N/cc // the kernel's rows and columns
+	if ew < stride || eh < stride {
+		return nil, false
+	}
 	// A's pixel axes: ia (the call's rows, all of them) and iw (lw's).
 	dimsA := k.p.Tensors[n.A].BufDims
 	dimsB := k.p.Tensors[n.B].BufDims
@@ -97,7 +119,7 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 	}
 	stA := flat(dimsA)
 	// B's kernel row and column axes: ib (lh's, stride bh) and jb
-	// (extent ew, stride cw), to move B to the flipped kernel's first
+	// (extent ew, stride cc), to move B to the flipped kernel's first
 	// step (a flat B: one axis for both).
 	stB := flat(dimsB)
 	ib, jb := -1, -1
@@ -107,11 +129,11 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 			ib, jb = i, i
 		} else if stB[i] == bh && dimsB[i] == eh && x.Offset == 0 && len(x.Terms) == 1 && x.Terms[0].Var == lh.Var && x.Terms[0].Coeff == 1 {
 			ib = i
-		} else if stB[i] == cw && dimsB[i] == ew && x.Offset == 0 && len(x.Terms) == 0 {
+		} else if stB[i] == cc && dimsB[i] == ew && x.Offset == 0 && len(x.Terms) == 0 {
 			jb = i
 		}
 	}
-	if ib < 0 || jb < 0 || len(dimsB) == 1 && (eh-1)*bh+(ew-1)*cw >= dimsB[0] {
+	if ib < 0 || jb < 0 || len(dimsB) == 1 && (eh-1)*bh+(ew-1)*cc >= dimsB[0] {
 		return nil, false
 	}
 	ia, iw := -1, -1
@@ -127,14 +149,16 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 	if ia < 0 || iw < 0 {
 		return nil, false
 	}
+	// C's rows (and columns) of parity r sum the kernel's taps r,
+	// r+stride, ...: taps(e, r) of them for a kernel extent e.
+	taps := func(e, r int) int { return (e - r + stride - 1) / stride }
 	var g bf16Gather
 	lead := 4 - len(dimsA)
 	for i := range g.dims {
 		g.dims[i] = 1
 	}
 	copy(g.dims[lead:], dimsA)
-	g.pad[lead+ia], g.pad[lead+iw] = eh-1, ew-1
-	g.shift[lead+ia], g.shift[lead+iw] = -(eh - 1), -(ew - 1)
+	g.pad[lead+ia], g.pad[lead+iw] = taps(eh, 0)-1, taps(ew, 0)-1
 	padded := make([]int, len(dimsA))
 	for i, d := range dimsA {
 		padded[i] = d + 2*g.pad[lead+i]
@@ -156,14 +180,14 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 		}
 	}
 	stPad, _ := loopir.FlatStrides(zeroA, padded)
-	// The cells: those the scatter reached, p < M+eh-1 and q <
-	// W+ew-1 from C's cell at the call, less C's padding margins
-	// along them when C is padded (not a parameter): every
-	// operation reading a padded tensor first resets its margins
+	// The cells: those the scatter reached, t < stride*(M-1)+eh rows
+	// and stride*(W-1)+ew columns from C's cell at the call, less C's
+	// padding margins along them when C is padded (not a parameter):
+	// every operation reading a padded tensor first resets its margins
 	// (loopir's "pad" pass), so the margins' sums are never read.
-	p0, p1 := 0, sp.M+eh-1
-	q0, q1 := 0, lw.Extent+ew-1
-	ich, icw := -1, -1 // C's axes along p and q
+	t0 := [2]int{0, 0}
+	t1 := [2]int{stride*(sp.M-1) + eh, stride*(lw.Extent-1) + ew}
+	ich, icw := -1, -1 // C's axes along the rows and columns
 	tc := &k.p.Tensors[n.C]
 	stC := flat(tc.BufDims)
 	for i, x := range n.Zero[n.C] {
@@ -171,40 +195,32 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 			continue
 		}
 		switch {
-		case stC[i] == sp.CM && x.Terms[0].Var == lh.Var:
+		case stC[i] == ch && x.Terms[0].Var == lh.Var && x.Terms[0].Coeff == 1:
 			ich = i
-		case stC[i] == cw && x.Terms[0].Var == lw.Var:
+		case stC[i] == cc && x.Terms[0].Var == lw.Var && x.Terms[0].Coeff == stride:
 			icw = i
 		}
 	}
+	if stride != 1 && (ich < 0 || icw < 0) {
+		return nil, false
+	}
 	if tc.Padded() && tc.Kind != inference.Param && len(tc.Padding) == len(tc.BufDims) && ich >= 0 && icw >= 0 {
-		for _, a := range []struct {
-			i      int
-			lo, hi *int
-		}{{ich, &p0, &p1}, {icw, &q0, &q1}} {
-			pd, off := tc.Padding[a.i], n.Zero[n.C][a.i].Offset
-			*a.lo = max(*a.lo, pd.Left-off)
-			*a.hi = min(*a.hi, tc.BufDims[a.i]-pd.Right-off)
+		for d, i := range []int{ich, icw} {
+			pd, off := tc.Padding[i], n.Zero[n.C][i].Offset
+			t0[d] = max(t0[d], pd.Left-off)
+			t1[d] = min(t1[d], tc.BufDims[i]-pd.Right-off)
 		}
-		if p0 >= p1 || q0 >= q1 {
+		if t0[0] >= t1[0] || t0[1] >= t1[1] {
 			return nil, false
 		}
 	}
-	g.shift[lead+ia] += p0
-	g.shift[lead+iw] += q0
-	m := *n
-	m.Spec.N = cw
-	m.Spec.AM = pst[ia]
-	m.Spec.K2, m.Spec.AK2, m.Spec.BK2 = ew, pst[iw], -cw
-	m.Spec.K3, m.Spec.AK3, m.Spec.BK3 = eh, pst[ia], -bh
-	m.Spec.M = p1 - p0
-	g.rows[0] = bf16Axis{q1 - q0, cw, pst[iw]}
-	cAxes := [][2]int{{m.Spec.M, sp.CM}, {cw, 1}, {g.rows[0].ext, cw}}
+	// The next loop out with distinct cells and B not moving (the
+	// batch) folds into M3.
+	var batch bf16Axis
+	cAxes := [][2]int{{t1[0] - t0[0], ch}, {cc, 1}, {t1[1] - t0[1], cc}}
 	if !distinctCells(cAxes) {
 		return nil, false
 	}
-	// The next loop out with distinct cells and B not moving (the
-	// batch) folds into M3.
 	for i := live[1] - 1; i >= 0; i-- {
 		l := n.Outer[i]
 		if l.Extent == 1 {
@@ -213,40 +229,68 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 		c, b := strides[n.C][l.Var], strides[n.B][l.Var]
 		grown := append(cAxes[:len(cAxes):len(cAxes)], [2]int{l.Extent, c})
 		if c > 0 && b == 0 && stPad[l.Var] >= 0 && distinctCells(grown) {
-			g.rows[1] = bf16Axis{l.Extent, c, stPad[l.Var]}
+			batch = bf16Axis{l.Extent, c, stPad[l.Var]}
 			drop[l.Var] = true
 		}
 		break
 	}
-	m.Outer = nil
+	var outer []*loopir.For
 	for _, l := range n.Outer {
 		if !drop[l.Var] {
-			m.Outer = append(m.Outer, l)
+			outer = append(outer, l)
 		}
 	}
-	m.Zero = withoutVars(n.Zero, drop)
-	// C at the first cell (p0, q0).
-	if ich >= 0 {
-		m.Zero[n.C][ich].Offset += p0
+	// first is the class's first u with stride*u + r >= t.
+	first := func(t, r int) int { return (max(t-r, 0) + stride - 1) / stride }
+	for ry := range stride {
+		for rx := range stride {
+			mh, mw := taps(eh, ry), taps(ew, rx)
+			u0, u1 := first(t0[0], ry), first(t1[0], ry)
+			v0, v1 := first(t0[1], rx), first(t1[1], rx)
+			if u0 >= u1 || v0 >= v1 {
+				continue
+			}
+			var c bf16GatherCall
+			c.shift[lead+ia] = -(mh - 1) + u0
+			c.shift[lead+iw] = -(mw - 1) + v0
+			m := *n
+			m.Spec.N = cc
+			m.Spec.AM = pst[ia]
+			m.Spec.K2, m.Spec.AK2, m.Spec.BK2 = mw, pst[iw], -stride*cc
+			m.Spec.K3, m.Spec.AK3, m.Spec.BK3 = mh, pst[ia], -stride*bh
+			m.Spec.M = u1 - u0
+			c.rows = [2]bf16Axis{{v1 - v0, cw, pst[iw]}, batch}
+			m.Outer = outer
+			m.Zero = withoutVars(n.Zero, drop)
+			// C at the class's first cell.
+			if ich >= 0 {
+				m.Zero[n.C][ich].Offset += stride*u0 + ry
+			}
+			if icw >= 0 {
+				m.Zero[n.C][icw].Offset += stride*v0 + rx
+			}
+			// B at the flipped taps' first step.
+			kr, kc := stride*(mh-1)+ry, stride*(mw-1)+rx
+			if ib == jb {
+				m.Zero[n.B][ib].Offset += kr*bh + kc*cc
+			} else {
+				m.Zero[n.B][ib].Offset += kr
+				m.Zero[n.B][jb].Offset += kc
+			}
+			c.n = &m
+			g.calls = append(g.calls, c)
+		}
 	}
-	if icw >= 0 {
-		m.Zero[n.C][icw].Offset += q0
+	if len(g.calls) == 0 {
+		return nil, false
 	}
-	// B at the flipped kernel's first step: row eh-1, column ew-1.
-	if ib == jb {
-		m.Zero[n.B][ib].Offset += (eh-1)*bh + (ew-1)*cw
-	} else {
-		m.Zero[n.B][ib].Offset += eh - 1
-		m.Zero[n.B][jb].Offset += ew - 1
-	}
-	g.n = &m
 	return &g, true
 }
 
 // bf16Padded adds the scratch field holding gather g's padded copy of
 // its A and returns A's operand form and the statement converting it.
-func (k *kgen) bf16Padded(g *bf16Gather) (func() jen.Code, jen.Code) {
-	n := g.n
+func (k *kgen) bf16Padded(g *bf16Gather) (func(shift [4]int) jen.Code, jen.Code) {
+	n := g.calls[0].n
 	name := k.bf16Field(n.A)
 	k.bf16Packs = append(k.bf16Packs, jen.Id(name).Qual(bf16Path, "Padded"))
 	field := func() *jen.Statement { return jen.Id(k.scratch).Dot(name) }
@@ -258,7 +302,7 @@ func (k *kgen) bf16Padded(g *bf16Gather) (func() jen.Code, jen.Code) {
 	if k.free != nil && k.p.Tensors[n.A].Kind != inference.Param {
 		k.parPreReads = append(k.parPreReads, n.A)
 	}
-	return func() jen.Code {
-		return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A])), arr(g.shift))
+	return func(shift [4]int) jen.Code {
+		return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A])), arr(shift))
 	}, code
 }

@@ -174,6 +174,14 @@ func TestBF16Emitted(t *testing.T) {
 		if got := strings.Contains(body, "bf16.Gemm(") || strings.Contains(body, "rt/bf16.Gemm"); got != c.want {
 			t.Errorf("%s: calls bf16.Gemm: %v, want %v", c.fn, got, c.want)
 		}
+		if c.fn == "func ocannlConvBF16Backward(" {
+			// The stride-2 convolution's input gradient runs as four
+			// gathers (one per parity class of its rows and columns) over
+			// the padded output gradient, not as the scatter's loops.
+			if n := strings.Count(body, "4 calls (the parity classes"); n != 1 {
+				t.Errorf("%s: %d stride-2 input gradients as parity gathers, want 1", c.fn, n)
+			}
+		}
 		if c.fn == "func ocannlDecBF16Backward(" {
 			// The decoder's products split along one operand's axis pack
 			// the operand their parts read whole once before the parts:

@@ -35290,20 +35290,95 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart7Records.Put(rec8)
 
 	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
-	for i4 := range 3 {
-		bf16.PackIn(region, &scratch.pNetConv2d1KernelBF162[i4], &pNetConv2d1Kernel[48*i4], bf16.Shape{
-			AK: 1,
-			AM: 192,
-			BK: 144,
-			BN: 1,
-			CM: 480,
-			CN: 1,
-			K:  32,
-			M:  6,
-			N:  48,
-		}, 8)
-	}
-	scratch.net_h_1_gradBF16.Convert(&scratch.net_h_1_grad[0][0][0][0], 18432)
+	bf16.PackIn(region, &scratch.pNetConv2d1KernelBF162, &pNetConv2d1Kernel[128], bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		K2:  2,
+		K3:  2,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	}, 8)
+	bf16.PackIn(region, &scratch.pNetConv2d1KernelBF163, &pNetConv2d1Kernel[112], bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		K3:  2,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	}, 8)
+	bf16.PackIn(region, &scratch.pNetConv2d1KernelBF164, &pNetConv2d1Kernel[80], bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		K2:  2,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	}, 8)
+	bf16.PackIn(region, &scratch.pNetConv2d1KernelBF165, &pNetConv2d1Kernel[64], bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	}, 8)
+	scratch.net_h_1_gradBF16.Convert(&scratch.net_h_1_grad[0][0][0][0], [4]int{16, 6, 6, 32}, [4]int{0, 1, 1, 0})
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlConvBF16BackwardPart8Records.Get()
 	rec9.pNetConv2d1Kernel = pNetConv2d1Kernel
@@ -35543,11 +35618,14 @@ type ocannlConvBF16BackwardScratch struct {
 	pNetLinear1WBF16                     bf16.Packed
 	train_cross_entropy_1_logp_gradBF16  bf16.Packed
 	train_cross_entropy_1_logp_gradBF162 bf16.Packed
-	pNetConv2d1KernelBF162               [3]bf16.Packed
-	net_h_1_gradBF16                     bf16.Converted
+	net_h_1_gradBF16                     bf16.Padded
+	pNetConv2d1KernelBF162               bf16.Packed
+	pNetConv2d1KernelBF163               bf16.Packed
+	pNetConv2d1KernelBF164               bf16.Packed
+	pNetConv2d1KernelBF165               bf16.Packed
 	net_h_1_gradBF162                    bf16.Packed
-	pNetConv2d2KernelBF162               bf16.Packed
 	net_conv2d_1_x_1_gradBF16            bf16.Padded
+	pNetConv2d2KernelBF162               bf16.Packed
 	net_conv2d_1_x_1_gradBF162           bf16.Packed
 }
 
@@ -35842,27 +35920,107 @@ type ocannlConvBF16BackwardPart8 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r18 *ocannlConvBF16BackwardPart8) Part(j30 int) {
 	pNetConv2d1Kernel, scratch := r18.pNetConv2d1Kernel, r18.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 6x48x32.
-	for i0 := range 2 {
-		for i2 := range 6 {
-			for i4 := range 3 {
-				bf16.GemmOps(&scratch.net_conv2d_1_x_grad[i0+2*j30][i4][2*i2][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[i0+2*j30][0][i2][0]), bf16.Operand{
-					F: &pNetConv2d1Kernel[48*i4],
-					P: &scratch.pNetConv2d1KernelBF162[i4],
-				}, bf16.Shape{
-					AK: 1,
-					AM: 192,
-					BK: 144,
-					BN: 1,
-					CM: 480,
-					CN: 1,
-					K:  32,
-					M:  6,
-					N:  48,
-				})
-			}
-		}
-	}
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 288x16x128, 4 calls (the parity classes of the rows and columns, each of their taps).
+	bf16.GemmOps(&scratch.net_conv2d_1_x_grad[2*j30][2][2][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[2*j30][0][0][0], [4]int{0, 0, 0, 0}), bf16.Operand{
+		F: &pNetConv2d1Kernel[128],
+		P: &scratch.pNetConv2d1KernelBF162,
+	}, bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		K2:  2,
+		K3:  2,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	})
+	bf16.GemmOps(&scratch.net_conv2d_1_x_grad[2*j30][2][1][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[2*j30][0][0][0], [4]int{0, 0, 0, 0}), bf16.Operand{
+		F: &pNetConv2d1Kernel[112],
+		P: &scratch.pNetConv2d1KernelBF163,
+	}, bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		K3:  2,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	})
+	bf16.GemmOps(&scratch.net_conv2d_1_x_grad[2*j30][1][2][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[2*j30][0][0][0], [4]int{0, 0, 0, 0}), bf16.Operand{
+		F: &pNetConv2d1Kernel[80],
+		P: &scratch.pNetConv2d1KernelBF164,
+	}, bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		K2:  2,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	})
+	bf16.GemmOps(&scratch.net_conv2d_1_x_grad[2*j30][1][1][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[2*j30][0][0][0], [4]int{0, 0, 0, 0}), bf16.Operand{
+		F: &pNetConv2d1Kernel[64],
+		P: &scratch.pNetConv2d1KernelBF165,
+	}, bf16.Shape{
+		AK:  1,
+		AK2: 32,
+		AK3: 256,
+		AM:  256,
+		AM2: 32,
+		AM3: 2048,
+		BK:  144,
+		BK2: -32,
+		BK3: -96,
+		BN:  1,
+		CM:  480,
+		CM2: 32,
+		CM3: 3600,
+		CN:  1,
+		K:   32,
+		M:   6,
+		M2:  6,
+		M3:  2,
+		N:   16,
+	})
 }
 
 // ocannlConvBF16BackwardPart8Records holds the free ocannlConvBF16BackwardPart8 records.
