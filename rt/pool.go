@@ -24,8 +24,9 @@ type Task interface {
 
 // Share is part i's share [lo, hi) of n units cut into parts parts:
 // consecutive, as equal as possible, the first n%parts parts one unit
-// longer (the packings in parts of rt/bf16, and rt/dist.Shard's ranks).
-// It requires 0 <= i < parts and n >= 0.
+// longer (the packings in parts of rt/bf16; rt/dist.Shard cuts its ranks'
+// examples the same way but keeps its own copy, since rt/dist depends on
+// the standard library only). It requires 0 <= i < parts and n >= 0.
 func Share(n, i, parts int) (lo, hi int) {
 	q, r := n/parts, n%parts
 	lo = i*q + min(i, r)

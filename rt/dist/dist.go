@@ -15,8 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // Comm is a communicator: size ranks, each a process, that run the same
@@ -138,7 +136,13 @@ func Shard(n, rank, size int) (lo, hi int) {
 	if size <= 0 || rank < 0 || rank >= size || n < 0 {
 		return 0, 0
 	}
-	return rt.Share(n, rank, size)
+	q, r := n/size, n%size
+	lo = rank*q + min(rank, r)
+	hi = lo + q
+	if rank < r {
+		hi++
+	}
+	return lo, hi
 }
 
 // ErrMismatch is wrapped by CheckSame's error when the ranks hold
