@@ -533,13 +533,8 @@ func (k *kgen) bf16Invalidate(o *loopir.Operation) {
 			k.bf16Stored[k.ts[t].st.name] = true
 		}
 	}
-	var walk func(s loopir.Stmt)
-	walk = func(s loopir.Stmt) {
+	loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
 		switch s := s.(type) {
-		case *loopir.For:
-			for _, c := range s.Body {
-				walk(c)
-			}
 		case *loopir.Store:
 			mark(s.Tensor)
 		case *loopir.Fill:
@@ -549,10 +544,7 @@ func (k *kgen) bf16Invalidate(o *loopir.Operation) {
 		case *loopir.FetchStmt:
 			mark(s.Tensor)
 		}
-	}
-	for _, s := range o.Body {
-		walk(s)
-	}
+	})
 	for key := range k.bf16Reuse {
 		if k.bf16Stored[key[:strings.IndexByte(key, '|')]] {
 			delete(k.bf16Reuse, key)
