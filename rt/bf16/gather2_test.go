@@ -115,15 +115,7 @@ func TestGemmGather2(t *testing.T) {
 						GemmOpsTier(tier, &c[co], pd.At(&dy[0], shift), form, s)
 					}
 				}
-				for i := range c {
-					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s: cell %d = %v, want %v (the documented order)", name, i, c[i], want[i])
-					}
-					tol := float64(g.ko*9+1)*0x1p-24*mag[i] + 1e-30
-					if d := math.Abs(float64(c[i]) - sum[i]); d > tol {
-						t.Fatalf("%s: cell %d = %v, the scatter's %v (difference %g > %g)", name, i, c[i], sum[i], d, tol)
-					}
-				}
+				checkGathered(t, name, c, want, sum, mag, g.ko*9)
 			}
 		}
 	}

@@ -89,15 +89,7 @@ func TestGemmGather(t *testing.T) {
 				name := fmt.Sprintf("%+v, tier %v, packed %v", g, tier, form.P != nil)
 				c := append([]float32(nil), c0...)
 				GemmOpsTier(tier, &c[0], pd.At(&dy[0], [4]int{0, -2, -2, 0}), form, s)
-				for i := range c {
-					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s: cell %d = %v, want %v (the documented order)", name, i, c[i], want[i])
-					}
-					tol := float64(s.K*9+1)*0x1p-24*mag[i] + 1e-30
-					if d := math.Abs(float64(c[i]) - sum[i]); d > tol {
-						t.Fatalf("%s: cell %d = %v, the scatter's %v (difference %g > %g)", name, i, c[i], sum[i], d, tol)
-					}
-				}
+				checkGathered(t, name, c, want, sum, mag, s.K*9)
 			}
 		}
 	}
@@ -173,5 +165,22 @@ func TestPadded(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(5, func() { p.Convert(&src[0], [4]int{2, 7, 5, 3}, [4]int{0, 2, 1, 0}) }); n != 0 {
 		t.Errorf("Convert: %v allocations", n)
+	}
+}
+
+// checkGathered fails t unless every cell of c has the bits of want (the
+// documented summation order) and lies within (k+1)·2⁻²⁴ of the cell's
+// float64 sum relative to the sum of its terms' magnitudes (mag): k
+// products in float32, whatever the order.
+func checkGathered(t *testing.T, name string, c, want []float32, sum, mag []float64, k int) {
+	t.Helper()
+	for i := range c {
+		if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: cell %d = %v, want %v (the documented order)", name, i, c[i], want[i])
+		}
+		tol := float64(k+1)*0x1p-24*mag[i] + 1e-30
+		if d := math.Abs(float64(c[i]) - sum[i]); d > tol {
+			t.Fatalf("%s: cell %d = %v, the scatter's %v (difference %g > %g)", name, i, c[i], sum[i], d, tol)
+		}
 	}
 }
