@@ -816,8 +816,8 @@ func (g *modelGen) update() {
 		up = append(up, nextStep())
 		if parts := g.updateParts(); parts > 0 {
 			up = append(up, g.adamParts(parts)...)
-			vecDoc += fmt.Sprintf("\nThe update runs in %d parts on m.Pool, each a balanced share of every parameter's\n"+
-				"elements (%sUpdateParts): the same bits on any number of threads.", parts, m.Name)
+			vecDoc += fmt.Sprintf("\nThe update runs in %d parts on m.Pool, each a balanced share of the parameters' elements\n"+
+				"laid end to end (%sUpdateParts): the same bits on any number of threads.", parts, m.Name)
 		}
 		for i := range m.Params {
 			if m.Params[i].State || g.updateParts() > 0 {

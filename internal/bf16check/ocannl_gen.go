@@ -213,8 +213,8 @@ func (t *ocannlDecUpdateParts) Part(i int) {
 // using m.Grads. It does not allocate.
 // Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
 // (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
-// The update runs in 8 parts on m.Pool, each a balanced share of every parameter's
-// elements (ocannlDecUpdateParts): the same bits on any number of threads.
+// The update runs in 8 parts on m.Pool, each a balanced share of the parameters' elements
+// laid end to end (ocannlDecUpdateParts): the same bits on any number of threads.
 func (m *ocannlDec) Update() {
 	lr := float32(m.LearningRate())
 	m.Step = rt.NextStep(m.Step)
@@ -1099,8 +1099,8 @@ func (t *ocannlDecBF16UpdateParts) Part(i int) {
 // using m.Grads. It does not allocate.
 // Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
 // (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
-// The update runs in 8 parts on m.Pool, each a balanced share of every parameter's
-// elements (ocannlDecBF16UpdateParts): the same bits on any number of threads.
+// The update runs in 8 parts on m.Pool, each a balanced share of the parameters' elements
+// laid end to end (ocannlDecBF16UpdateParts): the same bits on any number of threads.
 func (m *ocannlDecBF16) Update() {
 	lr := float32(m.LearningRate())
 	m.Step = rt.NextStep(m.Step)

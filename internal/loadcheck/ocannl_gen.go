@@ -1084,8 +1084,8 @@ func (t *ocannlWideNetUpdateParts) Part(i int) {
 // using m.Grads. It does not allocate.
 // Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
 // (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
-// The update runs in 8 parts on m.Pool, each a balanced share of every parameter's
-// elements (ocannlWideNetUpdateParts): the same bits on any number of threads.
+// The update runs in 8 parts on m.Pool, each a balanced share of the parameters' elements
+// laid end to end (ocannlWideNetUpdateParts): the same bits on any number of threads.
 func (m *ocannlWideNet) Update() {
 	lr := float32(m.LearningRate())
 	m.Step = rt.NextStep(m.Step)
