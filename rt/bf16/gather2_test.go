@@ -2,11 +2,8 @@ package bf16
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // gather2Case is the input gradient of a 3x3 convolution of stride 2
@@ -55,28 +52,9 @@ func TestGemmGather2(t *testing.T) {
 		kern := randSlice(rng, g.ko*9*g.ci)
 		cells := g.bt * ch * cw * g.ci
 		c0 := randSlice(rng, cells)
-		sum, mag := make([]float64, cells), make([]float64, cells)
-		for i, x := range c0 {
-			sum[i], mag[i] = float64(x), math.Abs(float64(x))
-		}
-		for b := range g.bt {
-			for y := range g.h {
-				for x := range g.w {
-					for i := range 3 {
-						for j := range 3 {
-							for c := range g.ci {
-								ci := ((b*ch+2*y+i)*cw+2*x+j)*g.ci + c
-								for o := range g.ko {
-									p := float64(rt.RoundBF16(dy[((b*g.h+y)*g.w+x)*g.ko+o])) * float64(rt.RoundBF16(kern[(o*9+i*3+j)*g.ci+c]))
-									sum[ci] += p
-									mag[ci] += math.Abs(p)
-								}
-							}
-						}
-					}
-				}
-			}
-		}
+		sum, mag := scatterSums(g.bt, g.h, g.w, g.ko, g.ci, dy, kern, c0, func(b, y, x, i, j int) int {
+			return (b*ch+2*y+i)*cw + 2*x + j
+		})
 		ph, pw := g.h+2, g.w+2
 		pad := make([]float32, g.bt*ph*pw*g.ko)
 		for b := range g.bt {

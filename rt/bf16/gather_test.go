@@ -43,28 +43,9 @@ func TestGemmGather(t *testing.T) {
 		cells := g.bt * (g.h + 3) * (g.w + 3) * g.ci
 		c0 := randSlice(rng, cells)
 		// The scatter: xg[b][y+i][x+j][c] += dy[b][y][x][o] * kern[o][i][j][c].
-		sum, mag := make([]float64, cells), make([]float64, cells)
-		for i, x := range c0 {
-			sum[i], mag[i] = float64(x), math.Abs(float64(x))
-		}
-		for b := range g.bt {
-			for y := range g.h {
-				for x := range g.w {
-					for i := range 3 {
-						for j := range 3 {
-							for c := range g.ci {
-								ci := ((b*(g.h+3)+y+i)*(g.w+3)+x+j)*g.ci + c
-								for o := range g.ko {
-									p := float64(rt.RoundBF16(dy[((b*g.h+y)*g.w+x)*g.ko+o])) * float64(rt.RoundBF16(kern[(o*9+i*3+j)*g.ci+c]))
-									sum[ci] += p
-									mag[ci] += math.Abs(p)
-								}
-							}
-						}
-					}
-				}
-			}
-		}
+		sum, mag := scatterSums(g.bt, g.h, g.w, g.ko, g.ci, dy, kern, c0, func(b, y, x, i, j int) int {
+			return (b*(g.h+3)+y+i)*(g.w+3) + x + j
+		})
 		// The padded operand as float32, for emulate.
 		pad := make([]float32, g.bt*(g.h+4)*(g.w+4)*g.ko)
 		for b := range g.bt {
@@ -183,4 +164,36 @@ func checkGathered(t *testing.T, name string, c, want []float32, sum, mag []floa
 			t.Fatalf("%s: cell %d = %v, the scatter's %v (difference %g > %g)", name, i, c[i], sum[i], d, tol)
 		}
 	}
+}
+
+// scatterSums is the float64 reference of a 3x3 convolution's input
+// gradient as a scatter: c0 plus, for every pixel (b, y, x) of dy, tap
+// (i, j), channel c < ci and output channel o < ko, the product of the
+// bf16-rounded dy[b][y][x][o] and kern[o][i][j][c], added to cell
+// at(b, y, x, i, j)*ci + c; and per cell the sum of its terms'
+// magnitudes (for checkGathered's tolerance).
+func scatterSums(bt, h, w, ko, ci int, dy, kern, c0 []float32, at func(b, y, x, i, j int) int) (sum, mag []float64) {
+	sum, mag = make([]float64, len(c0)), make([]float64, len(c0))
+	for i, x := range c0 {
+		sum[i], mag[i] = float64(x), math.Abs(float64(x))
+	}
+	for b := range bt {
+		for y := range h {
+			for x := range w {
+				for i := range 3 {
+					for j := range 3 {
+						for c := range ci {
+							cell := at(b, y, x, i, j)*ci + c
+							for o := range ko {
+								p := float64(rt.RoundBF16(dy[((b*h+y)*w+x)*ko+o])) * float64(rt.RoundBF16(kern[(o*9+i*3+j)*ci+c]))
+								sum[cell] += p
+								mag[cell] += math.Abs(p)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return sum, mag
 }
