@@ -28,7 +28,10 @@ import (
 // reduction: a layer norm's squares into their row sum) fuses only with
 // an acceptor, which then requires a kernel (a sum of exps would lose
 // the vector exp of the map before it); without one the reader stores.
-// The number of temporaries fused is returned.
+// A temporary of more than MaxRecomputeSmall cells read by several such
+// nests fuses into each of them when its writer is cheap to compute
+// again (recomputeCheap: a bias add whose sum the GELU and its backward
+// both read). The number of temporaries fused is returned.
 func FusePointwise(p *Program, keep map[int]bool, accept Acceptor) (*Program, int) {
 	q := *p
 	q.Ops = append([]*Operation(nil), p.Ops...)
@@ -81,12 +84,17 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 	}
 	// A writer through a zero fill: the fill, then t += e over every cell.
 	var fill *stmtRef
-	if len(touch) == 3 {
-		f, ok := q.Ops[touch[0].op].Body[touch[0].i].(*Fill)
-		if !ok || f.Value != 0 || math.Signbit(f.Value) {
+	if len(touch) == 0 {
+		return false
+	}
+	if f, ok := q.Ops[touch[0].op].Body[touch[0].i].(*Fill); ok && len(touch) == 3 {
+		if f.Value != 0 || math.Signbit(f.Value) {
 			return false
 		}
 		fill, touch = &touch[0], touch[1:]
+	}
+	if len(touch) > 2 && fill == nil {
+		return recomputeCheap(q, t, touch, accept)
 	}
 	if len(touch) != 2 {
 		return false
@@ -167,6 +175,127 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 		q.Ops[fill.op] = &fo
 	}
 	return true
+}
+
+// MaxRecomputeSmall is the most cells a broadcast operand of a cheap
+// temporary may have (recomputeCheap): a bias or a scale row, read from
+// the cache by every reader.
+const MaxRecomputeSmall = 1 << 16
+
+// recomputeCheap fuses temporary t into each of its several readers
+// when its writer is cheap (FusePointwise's multi-reader rule): the
+// writer, touch[0], is a top-level perfect nest `t[i0,...] = e` over
+// every cell of t where e adds, subtracts, multiplies or negates loads
+// and constants, and loads exactly one array of t's size (each axis by
+// its own loop, the big operand), its other loads arrays of at most
+// MaxRecomputeSmall cells. Every other statement touching t reads it
+// as fuseOne's reader does (one load per cell, not its own store, e's
+// tensors unchanged since the writer, accepted). Each reader then
+// computes e itself and the writer goes: the same operations on the
+// same values, so the same bits, and one pass over memory less (a bias
+// add before a GELU whose backward reads the pre-activation: the
+// forward map reads the product and adds the bias, and so does the
+// backward's). All readers fuse or none.
+func recomputeCheap(q *Program, t int, touch []stmtRef, accept Acceptor) bool {
+	w := touch[0]
+	if StmtDynamic(q.Ops[w.op].Body[w.i]) {
+		return false
+	}
+	wLoops, wSt, ok := PerfectNest(q.Ops[w.op].Body[w.i])
+	if !ok || wSt.Tensor != t || wSt.Accumulate && wSt.Accum != ops.NoAccum || exprReads(wSt.Value, t) {
+		return false
+	}
+	dims := q.Tensors[t].Dims
+	wAxis, ok := axisLoops(wSt.Index, wLoops, dims)
+	if !ok || !cheapBroadcast(q, wSt.Value, wLoops, prod(dims)) {
+		return false
+	}
+	reads := map[int]bool{}
+	WalkLoads(wSt.Value, func(l *Load) { reads[l.Tensor] = true })
+	type fused struct {
+		r  stmtRef
+		st Stmt
+	}
+	var out []fused
+	for _, r := range touch[1:] {
+		if StmtDynamic(q.Ops[r.op].Body[r.i]) {
+			return false
+		}
+		rLoops, rSt, ok := PerfectNest(q.Ops[r.op].Body[r.i])
+		if !ok || rSt.Tensor == t || reads[rSt.Tensor] || rSt.Accumulate && rSt.Accum != ops.NoAccum && accept == nil {
+			return false
+		}
+		var load *Load
+		loads := 0
+		WalkLoads(rSt.Value, func(l *Load) {
+			if l.Tensor == t {
+				load, loads = l, loads+1
+			}
+		})
+		if loads != 1 {
+			return false
+		}
+		if _, ok := axisLoops(load.Index, rLoops, dims); !ok || writesBetween(q, w, r, reads) {
+			return false
+		}
+		sub := map[int]IndexExpr{}
+		for a, l := range wAxis {
+			sub[l.Var] = load.Index[a]
+		}
+		st := *rSt
+		st.Value = substLoad(rSt.Value, t, renameExpr(wSt.Value, sub))
+		if accept != nil && !accept(wLoops, wSt, rLoops, rSt, &st) {
+			return false
+		}
+		out = append(out, fused{r, rebuildNest(rLoops, &st)})
+	}
+	wDesc := q.Ops[w.op].Desc
+	for _, f := range out {
+		ro := *q.Ops[f.r.op]
+		ro.Body = append([]Stmt(nil), ro.Body...)
+		ro.Body[f.r.i] = f.st
+		ro.Desc = fmt.Sprintf("%s, with %s recomputed", ro.Desc, wDesc)
+		q.Ops[f.r.op] = &ro
+	}
+	wo := *q.Ops[w.op]
+	wo.Body = append(append([]Stmt(nil), wo.Body[:w.i]...), wo.Body[w.i+1:]...)
+	q.Ops[w.op] = &wo
+	return true
+}
+
+// cheapBroadcast reports whether e, the value stored over loops into
+// every cell of a temporary of size cells, is cheap to compute again:
+// additions, subtractions, multiplications and negations of constants
+// and loads, exactly one load of an array of size cells indexing each
+// axis by its own loop, the others of arrays of at most
+// MaxRecomputeSmall cells.
+func cheapBroadcast(q *Program, e Expr, loops []*For, size int) bool {
+	ok, big := true, 0
+	WalkExpr(e, func(x Expr) {
+		switch x := x.(type) {
+		case *Apply:
+			switch x.Prim {
+			case ops.Add, ops.Sub, ops.Mul, ops.Neg:
+			default:
+				ok = false
+			}
+		case *Load:
+			ti := &q.Tensors[x.Tensor]
+			switch n := prod(ti.BufDims); {
+			case n == size && prod(ti.Dims) == size:
+				if _, each := axisLoops(x.Index, loops, ti.Dims); !each {
+					ok = false
+				}
+				big++
+			case n > MaxRecomputeSmall:
+				ok = false
+			}
+		case *Const:
+		default:
+			ok = false
+		}
+	})
+	return ok && big == 1 && size > MaxRecomputeSmall
 }
 
 // rebuildNest is the perfect nest of loops (copied) around st.

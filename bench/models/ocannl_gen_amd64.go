@@ -741,297 +741,297 @@ func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap76AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap76AVX512 runs a float32 pointwise kernel over 256 elements: c = exp(sub(add(x0,x1),x2)).
 //
 //go:noescape
-func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap77AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
+// ocannlMap78AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(sub(add(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap78AVX512 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
+// ocannlMap79AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap78AVX512(c *float32, x0 *float32)
+func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap80AVX512 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
+// ocannlMap80AVX512 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap81AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),x2).
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap81AVX512(c *float32)
 
-// ocannlMap82AVX512 runs a float32 pointwise kernel over 1536 elements: c = add(x0,x1).
+// ocannlMap82AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap83AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap83AVX512(c *float32, x0 *float32)
+func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap84AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap84AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap85AVX512 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
+// ocannlMap85AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap85AVX512(c *float32, x0 *float32)
 
-// ocannlMap86AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap86AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap86AVX512(c *float32)
+func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap87AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap87AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
-func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap87AVX512(c *float32, x0 *float32)
 
-// ocannlMap88AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap88AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap89AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap89AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap90AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap90AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
 func ocannlMap90AVX512(c *float32, x0 *float32)
 
-// ocannlMap91AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 1536 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
 //
 //go:noescape
-func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap92AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap92AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
 func ocannlMap92AVX512(c *float32, x0 *float32)
 
-// ocannlMap93AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap94AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap94AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
-func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap94AVX512(c *float32, x0 *float32)
 
-// ocannlMap95AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap95AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap95AVX512(c *float32, x0 *float32)
+func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap96AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,gelu_grad(x1)),0).
+// ocannlMap96AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap96AVX512(c *float32)
 
-// ocannlMap97AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap97AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap97AVX512(c *float32, x0 *float32)
+func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap98AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap98AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap99AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap99AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
 func ocannlMap99AVX512(c *float32, x0 *float32)
 
-// ocannlMap100AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap100AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap100AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap100AVX512(c *float32)
 
-// ocannlMap101AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap101AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
 func ocannlMap101AVX512(c *float32)
 
-// ocannlMap102AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap102AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap103AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap103AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap104AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap104AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap104AVX512(c *float32, x0 *float32)
+func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap105AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap105AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap105AVX512(c *float32)
+func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap106AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap106AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap106AVX512(c *float32)
+func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap107AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap107AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap108AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap108AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap109AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap109AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap110AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap110AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap111AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap111AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap111AVX512(c *float32, x0 *float32)
 
-// ocannlMap112AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap112AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap113AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap114AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap114AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap114AVX512(c *float32, x0 *float32)
 
-// ocannlMap115AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap116AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
-//
-//go:noescape
-func ocannlMap116AVX512(c *float32, x0 *float32)
-
-// ocannlMap117AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap118AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap119AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap119AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap119AVX512(c *float32, x0 *float32)
+func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap121AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap120AVX512(c *float32, x0 *float32)
 
-// ocannlMap122AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap123AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap122AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap122AVX512(c *float32, x0 *float32)
 
-// ocannlMap124AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap123AVX512(c *float32)
 
-// ocannlMap125AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap124AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
-func ocannlMap125AVX512(c *float32, x0 *float32)
+func ocannlMap124AVX512(c *float32)
 
-// ocannlMap126AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap125AVX512(c *float32)
 
-// ocannlMap127AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap127AVX512(c *float32, x0 *float32)
+func ocannlMap126AVX512(c *float32)
 
-// ocannlMap128AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap128AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
 func ocannlMap128AVX512(c *float32)
 
-// ocannlMap129AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap129AVX512(c *float32)
 
-// ocannlMap130AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap130AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap130AVX512(c *float32)
 
-// ocannlMap131AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap131AVX512(c *float32)
 
-// ocannlMap132AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap132AVX512(c *float32, x0 *float32)
 
-// ocannlMap133AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap133AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
 func ocannlMap133AVX512(c *float32)
 
-// ocannlMap134AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap134AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap134AVX512(c *float32)
 
-// ocannlMap135AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap135AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap135AVX512(c *float32)
 
-// ocannlMap136AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap136AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap136AVX512(c *float32)
@@ -1040,31 +1040,6 @@ func ocannlMap136AVX512(c *float32)
 //
 //go:noescape
 func ocannlMap137AVX512(c *float32, x0 *float32)
-
-// ocannlMap138AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
-//
-//go:noescape
-func ocannlMap138AVX512(c *float32)
-
-// ocannlMap139AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
-//
-//go:noescape
-func ocannlMap139AVX512(c *float32)
-
-// ocannlMap140AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
-//
-//go:noescape
-func ocannlMap140AVX512(c *float32)
-
-// ocannlMap141AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap141AVX512(c *float32)
-
-// ocannlMap142AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap142AVX512(c *float32, x0 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -1221,10 +1196,10 @@ func ocannlReduce29AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce30AVX512(c *float32, x0 *float32)
 
-// ocannlReduce31AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
+// ocannlReduce31AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max add(x0,x1), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce31AVX512(c *float32, x0 *float32)
+func ocannlReduce31AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce32AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
 //
@@ -1236,10 +1211,10 @@ func ocannlReduce32AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce33AVX512(c *float32, x0 *float32)
 
-// ocannlReduce34AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
+// ocannlReduce34AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
 // ocannlReduce35AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
@@ -1251,10 +1226,10 @@ func ocannlReduce35AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce36AVX512(c *float32, x0 *float32)
 
-// ocannlReduce37AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce37AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,x2),mul(x3,x3)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
 // ocannlReduce38AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //
@@ -2076,307 +2051,307 @@ func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap76AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap76AVX2 runs a float32 pointwise kernel over 256 elements: c = exp(sub(add(x0,x1),x2)).
 //
 //go:noescape
-func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap77AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
+// ocannlMap77AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap77AVX2(c *float32, x0 *float32)
 
-// ocannlMap78AVX2 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
+// ocannlMap78AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(sub(add(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap78AVX2(c *float32, x0 *float32)
+func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap79AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap79AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap79AVX2(c *float32, x0 *float32)
+func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap80AVX2 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
+// ocannlMap80AVX2 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap81AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),x2).
+// ocannlMap81AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap81AVX2(c *float32)
 
-// ocannlMap82AVX2 runs a float32 pointwise kernel over 1536 elements: c = add(x0,x1).
+// ocannlMap82AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap83AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap83AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap83AVX2(c *float32, x0 *float32)
+func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap84AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap84AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap85AVX2 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
+// ocannlMap85AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap85AVX2(c *float32, x0 *float32)
 
-// ocannlMap86AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap86AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap86AVX2(c *float32)
+func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap87AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap87AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
-func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap87AVX2(c *float32, x0 *float32)
 
-// ocannlMap88AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap88AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap89AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap89AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap90AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap90AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
 func ocannlMap90AVX2(c *float32, x0 *float32)
 
-// ocannlMap91AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap91AVX2 runs a float32 pointwise kernel over 1536 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
 //
 //go:noescape
-func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap92AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap92AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
 func ocannlMap92AVX2(c *float32, x0 *float32)
 
-// ocannlMap93AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap93AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap94AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap94AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
-func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap94AVX2(c *float32, x0 *float32)
 
-// ocannlMap95AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap95AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap95AVX2(c *float32, x0 *float32)
+func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap96AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,gelu_grad(x1)),0).
+// ocannlMap96AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap96AVX2(c *float32)
 
-// ocannlMap97AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap97AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap97AVX2(c *float32, x0 *float32)
+func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap98AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap98AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap99AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap99AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
 func ocannlMap99AVX2(c *float32, x0 *float32)
 
-// ocannlMap100AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap100AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap100AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap100AVX2(c *float32)
 
-// ocannlMap101AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap101AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
 func ocannlMap101AVX2(c *float32)
 
-// ocannlMap102AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap102AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap103AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap103AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap104AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap104AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap104AVX2(c *float32, x0 *float32)
+func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap105AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap105AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap105AVX2(c *float32)
+func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap106AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap106AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap106AVX2(c *float32)
+func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap107AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap107AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap108AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap108AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap109AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap109AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap110AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap110AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap111AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap111AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap111AVX2(c *float32, x0 *float32)
 
-// ocannlMap112AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap112AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap113AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap114AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap114AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap114AVX2(c *float32, x0 *float32)
 
-// ocannlMap115AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap115AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap115AVX2(c *float32, x0 *float32)
 
-// ocannlMap116AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap116AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap116AVX2(c *float32, x0 *float32)
+func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap117AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap117AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap118AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap119AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap119AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap119AVX2(c *float32, x0 *float32)
+func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap120AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
+// ocannlMap120AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
 func ocannlMap120AVX2(c *float32, x0 *float32)
 
-// ocannlMap121AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap121AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap122AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap122AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap122AVX2(c *float32, x0 *float32)
 
-// ocannlMap123AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap123AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap123AVX2(c *float32)
 
-// ocannlMap124AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap124AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
-func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap124AVX2(c *float32)
 
-// ocannlMap125AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap125AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap125AVX2(c *float32, x0 *float32)
+func ocannlMap125AVX2(c *float32)
 
-// ocannlMap126AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap126AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap126AVX2(c *float32)
 
-// ocannlMap127AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap127AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap127AVX2(c *float32, x0 *float32)
+func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap128AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap128AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
 func ocannlMap128AVX2(c *float32)
 
-// ocannlMap129AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap129AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap129AVX2(c *float32)
 
-// ocannlMap130AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap130AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap130AVX2(c *float32)
 
-// ocannlMap131AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap131AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap131AVX2(c *float32)
 
-// ocannlMap132AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap132AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap132AVX2(c *float32, x0 *float32)
 
-// ocannlMap133AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap133AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
 func ocannlMap133AVX2(c *float32)
 
-// ocannlMap134AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap134AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap134AVX2(c *float32)
 
-// ocannlMap135AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap135AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap135AVX2(c *float32)
 
-// ocannlMap136AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap136AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap136AVX2(c *float32)
@@ -2385,31 +2360,6 @@ func ocannlMap136AVX2(c *float32)
 //
 //go:noescape
 func ocannlMap137AVX2(c *float32, x0 *float32)
-
-// ocannlMap138AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
-//
-//go:noescape
-func ocannlMap138AVX2(c *float32)
-
-// ocannlMap139AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
-//
-//go:noescape
-func ocannlMap139AVX2(c *float32)
-
-// ocannlMap140AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
-//
-//go:noescape
-func ocannlMap140AVX2(c *float32)
-
-// ocannlMap141AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap141AVX2(c *float32)
-
-// ocannlMap142AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap142AVX2(c *float32, x0 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -2566,10 +2516,10 @@ func ocannlReduce29AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce30AVX2(c *float32, x0 *float32)
 
-// ocannlReduce31AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
+// ocannlReduce31AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max add(x0,x1), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce31AVX2(c *float32, x0 *float32)
+func ocannlReduce31AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce32AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
 //
@@ -2581,10 +2531,10 @@ func ocannlReduce32AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce33AVX2(c *float32, x0 *float32)
 
-// ocannlReduce34AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
+// ocannlReduce34AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
 // ocannlReduce35AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
@@ -2596,10 +2546,10 @@ func ocannlReduce35AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce36AVX2(c *float32, x0 *float32)
 
-// ocannlReduce37AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce37AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,x2),mul(x3,x3)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
 // ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //

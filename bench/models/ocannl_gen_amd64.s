@@ -35226,664 +35226,231 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000010, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-1024, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000010, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VSUBPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap78AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap78AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap78AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap78AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap78AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap78AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap78AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap78AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap78AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap78AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap78AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap78AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap78AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap78AVX512Consts<>+384(SB), Z12
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Z13
-	VMAXPS       Z13, Z4, Z13
-	VMINPS       Z13, Z5, Z13
-	VMULPS       Z6, Z13, Z14
-	VRNDSCALEPS  $0x00, Z14, Z14
-	VFNMADD231PS Z7, Z14, Z13
-	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap78AVX512Consts<>+416(SB), Z15
-	VFMADD213PS  Z9, Z13, Z15
-	VFMADD213PS  Z10, Z13, Z15
-	VFMADD213PS  Z11, Z13, Z15
-	VFMADD213PS  Z12, Z13, Z15
-	VFMADD213PS  Z0, Z13, Z15
-	VFMADD213PS  Z1, Z13, Z15
-	VFMADD213PS  Z1, Z13, Z15
-	VMULPS       Z0, Z14, Z13
-	VRNDSCALEPS  $0x01, Z13, Z13
-	VSUBPS       Z13, Z14, Z14
-	VADDPS       Z2, Z13, Z13
-	VPADDD       Z3, Z13, Z13
-	VPSLLD       $0x17, Z13, Z13
-	VMULPS       Z13, Z15, Z15
-	VADDPS       Z2, Z14, Z14
-	VPADDD       Z3, Z14, Z14
-	VPSLLD       $0x17, Z14, Z14
-	VMULPS       Z14, Z15, Z15
-	VMOVUPS      Z15, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap78AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap78AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap78AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap78AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap78AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap78AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap78AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap78AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap78AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap78AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap78AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap78AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap78AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap78AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap78AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap78AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap78AVX512Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000018, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-1536, CX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlMap76AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap76AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap76AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap76AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap76AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap76AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap76AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap76AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap76AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap76AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap76AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap76AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000010, SI
 
 row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000018, DI
+	VBROADCASTSS (BX), Z13
+	MOVQ         $0x00000010, DI
 
 e2:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+4, DX
-	ADDQ    $-1536, BX
-	DECQ    SI
-	JNZ     row1
+	VMOVUPS      (CX), Z14
+	VMOVUPS      (DX), Z15
+	VADDPS       Z15, Z14, Z14
+	VSUBPS       Z13, Z14, Z14
+	VMAXPS       Z14, Z4, Z14
+	VMINPS       Z14, Z5, Z14
+	VMULPS       Z6, Z14, Z15
+	VRNDSCALEPS  $0x00, Z15, Z15
+	VFNMADD231PS Z7, Z15, Z14
+	VFNMADD231PS Z8, Z15, Z14
+	VBROADCASTSS ocannlMap76AVX512Consts<>+416(SB), Z16
+	VFMADD213PS  Z9, Z14, Z16
+	VFMADD213PS  Z10, Z14, Z16
+	VFMADD213PS  Z11, Z14, Z16
+	VFMADD213PS  Z12, Z14, Z16
+	VFMADD213PS  Z0, Z14, Z16
+	VFMADD213PS  Z1, Z14, Z16
+	VFMADD213PS  Z1, Z14, Z16
+	VMULPS       Z0, Z15, Z14
+	VRNDSCALEPS  $0x01, Z14, Z14
+	VSUBPS       Z14, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z16, Z16
+	VADDPS       Z2, Z15, Z15
+	VPADDD       Z3, Z15, Z15
+	VPSLLD       $0x17, Z15, Z15
+	VMULPS       Z15, Z16, Z16
+	VMOVUPS      Z16, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	ADDQ         $+64, DX
+	DECQ         DI
+	JNZ          e2
+	ADDQ         $-1024, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
+DATA ocannlMap76AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap76AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, DI
 
 row1:
-	MOVQ $0x00000060, SI
+	VBROADCASTSS (BX), Z0
+	VBROADCASTSS (SI), Z1
+	MOVQ         $0x00000010, R8
 
 e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VADDPS  Z3, Z2, Z2
+	VSUBPS  Z0, Z2, Z2
+	VSUBPS  Z1, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    SI
+	DECQ    R8
 	JNZ     e2
-	ADDQ    $-6144, DX
-	DECQ    BX
+	ADDQ    $-1024, DX
+	ADDQ    $+4, BX
+	ADDQ    $+4, SI
+	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX512(c *float32, x0 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap83AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap83AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap83AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap83AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap83AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap83AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap83AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap83AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap83AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap83AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap83AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap83AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap83AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap83AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap83AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap83AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap83AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap83AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap83AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap83AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap83AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap83AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap83AVX512Consts<>+704(SB), Z24
-	MOVQ         $0x00000600, DX
-
-e1:
-	VMOVUPS      (CX), Z25
-	VPANDD       Z8, Z25, Z26
-	VMINPS       Z26, Z9, Z26
-	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap83AVX512Consts<>+96(SB), Z28
-	VDIVPS       Z27, Z28, Z28
-	VSUBPS       Z1, Z26, Z27
-	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap83AVX512Consts<>+736(SB), Z29
-	VFMADD213PS  Z10, Z27, Z29
-	VFMADD213PS  Z11, Z27, Z29
-	VFMADD213PS  Z12, Z27, Z29
-	VFMADD213PS  Z13, Z27, Z29
-	VFMADD213PS  Z14, Z27, Z29
-	VFMADD213PS  Z15, Z27, Z29
-	VFMADD213PS  Z16, Z27, Z29
-	VFMADD213PS  Z17, Z27, Z29
-	VFMADD213PS  Z18, Z27, Z29
-	VFMADD213PS  Z19, Z27, Z29
-	VMULPS       Z28, Z29, Z29
-	VMULPS       Z26, Z26, Z27
-	VMOVUPS      Z27, Z28
-	VFMSUB231PS  Z26, Z26, Z28
-	VMULPS       Z3, Z27, Z27
-	VMAXPS       Z27, Z20, Z26
-	VMINPS       Z26, Z21, Z26
-	VMULPS       Z22, Z26, Z27
-	VRNDSCALEPS  $0x00, Z27, Z27
-	VFNMADD231PS Z23, Z27, Z26
-	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap83AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap83AVX512Consts<>+800(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap83AVX512Consts<>+832(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap83AVX512Consts<>+864(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap83AVX512Consts<>+896(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VFMADD213PS  Z4, Z26, Z30
-	VFMADD213PS  Z5, Z26, Z30
-	VFMADD213PS  Z5, Z26, Z30
-	VMULPS       Z4, Z27, Z26
-	VRNDSCALEPS  $0x01, Z26, Z26
-	VSUBPS       Z26, Z27, Z27
-	VADDPS       Z6, Z26, Z26
-	VPADDD       Z7, Z26, Z26
-	VPSLLD       $0x17, Z26, Z26
-	VMULPS       Z26, Z30, Z30
-	VADDPS       Z6, Z27, Z27
-	VPADDD       Z7, Z27, Z27
-	VPSLLD       $0x17, Z27, Z27
-	VMULPS       Z27, Z30, Z30
-	VMULPS       Z3, Z28, Z28
-	VFMADD231PS  Z30, Z28, Z30
-	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap83AVX512Consts<>+96(SB), Z26
-	VSUBPS       Z30, Z26, Z26
-	VCMPPS       $0x01, Z0, Z25, K1
-	VBLENDMPS    Z30, Z26, K1, Z2
-	VMULPS       Z25, Z2, Z2
-	VMOVUPS      Z2, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap83AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap83AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap83AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap83AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap83AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap83AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap83AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap83AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap83AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap83AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap83AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap83AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap83AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap83AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap83AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap83AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap83AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap83AVX512Consts<>(SB), RODATA|NOPTR, $928
-
-// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35905,9 +35472,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35935,9 +35502,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX512(c *float32)
+// func ocannlMap81AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -35952,9 +35519,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35989,9 +35556,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36012,9 +35579,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36038,9 +35605,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX512(c *float32, x0 *float32)
+// func ocannlMap85AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36058,9 +35625,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36082,9 +35649,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap92AVX512(c *float32, x0 *float32)
+// func ocannlMap87AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36104,9 +35671,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36134,9 +35701,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36164,9 +35731,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX512(c *float32, x0 *float32)
+// func ocannlMap90AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36190,48 +35757,51 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap96AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap96AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap96AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap96AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap96AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap96AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap96AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap96AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap96AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap96AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap96AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap96AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap96AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap96AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap96AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap96AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap96AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap96AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap96AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap96AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap96AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap96AVX512Consts<>+672(SB), Z23
-	MOVQ         $0x00000600, BX
+	VBROADCASTSS ocannlMap91AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap91AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap91AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap91AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap91AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap91AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap91AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap91AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap91AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap91AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap91AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap91AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap91AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap91AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap91AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap91AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap91AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap91AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap91AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap91AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap91AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap91AVX512Consts<>+672(SB), Z23
+	MOVQ         $0x00000060, SI
 
 e1:
 	VMOVUPS      (DX), Z24
+	VMOVUPS      (BX), Z25
+	VADDPS       Z25, Z24, Z24
 	VPANDD       Z8, Z24, Z25
 	VMINPS       Z25, Z9, Z25
 	VADDPS       Z1, Z25, Z26
-	VBROADCASTSS ocannlMap96AVX512Consts<>+96(SB), Z27
+	VBROADCASTSS ocannlMap91AVX512Consts<>+96(SB), Z27
 	VDIVPS       Z26, Z27, Z27
 	VSUBPS       Z1, Z25, Z26
 	VMULPS       Z27, Z26, Z26
-	VBROADCASTSS ocannlMap96AVX512Consts<>+704(SB), Z28
+	VBROADCASTSS ocannlMap91AVX512Consts<>+704(SB), Z28
 	VFMADD213PS  Z10, Z26, Z28
 	VFMADD213PS  Z11, Z26, Z28
 	VFMADD213PS  Z12, Z26, Z28
@@ -36252,16 +35822,16 @@ e1:
 	VMULPS       Z22, Z26, Z29
 	VRNDSCALEPS  $0x00, Z29, Z29
 	VFNMADD231PS Z23, Z29, Z26
-	VBROADCASTSS ocannlMap96AVX512Consts<>+736(SB), Z30
+	VBROADCASTSS ocannlMap91AVX512Consts<>+736(SB), Z30
 	VFNMADD231PS Z30, Z29, Z26
-	VBROADCASTSS ocannlMap96AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap96AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap91AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap91AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap96AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap91AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap96AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap91AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap96AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap91AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -36279,10 +35849,10 @@ e1:
 	VMULPS       Z29, Z30, Z30
 	VMULPS       Z3, Z27, Z27
 	VFMADD231PS  Z30, Z27, Z30
-	VBROADCASTSS ocannlMap96AVX512Consts<>+928(SB), Z26
+	VBROADCASTSS ocannlMap91AVX512Consts<>+928(SB), Z26
 	VFNMADD231PS Z26, Z25, Z28
 	VMULPS       Z28, Z30, Z30
-	VBROADCASTSS ocannlMap96AVX512Consts<>+96(SB), Z25
+	VBROADCASTSS ocannlMap91AVX512Consts<>+96(SB), Z25
 	VSUBPS       Z30, Z25, Z25
 	VCMPPS       $0x01, Z0, Z24, K1
 	VBLENDMPS    Z30, Z25, K1, Z2
@@ -36293,256 +35863,257 @@ e1:
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	ADDQ         $+64, DX
-	DECQ         BX
+	ADDQ         $+64, BX
+	DECQ         SI
 	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap96AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap96AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap96AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap96AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap96AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap96AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap96AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap96AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap96AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap96AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap96AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap96AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap96AVX512Consts<>+704(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+708(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+712(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+716(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+720(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+724(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+728(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+732(SB)/4, $0x38682e04
-DATA ocannlMap96AVX512Consts<>+736(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+740(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+744(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+748(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+752(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+756(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+760(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+764(SB)/4, $0xb102e308
-DATA ocannlMap96AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap96AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap96AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX512Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX512Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX512Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX512Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX512Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX512Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX512Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX512Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap96AVX512Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap91AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap91AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap91AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap91AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap91AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap91AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap91AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap91AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap91AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap91AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap91AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap91AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap91AVX512Consts<>+704(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+708(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+712(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+716(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+720(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+724(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+728(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+732(SB)/4, $0x38682e04
+DATA ocannlMap91AVX512Consts<>+736(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+740(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+744(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+748(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+752(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+756(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+760(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+764(SB)/4, $0xb102e308
+DATA ocannlMap91AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap91AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap91AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX512Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX512Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX512Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX512Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX512Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX512Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX512Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX512Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap91AVX512Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap97AVX512(c *float32, x0 *float32)
+// func ocannlMap92AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36561,9 +36132,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36590,9 +36161,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap99AVX512(c *float32, x0 *float32)
+// func ocannlMap94AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36616,9 +36187,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36640,9 +36211,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX512(c *float32)
+// func ocannlMap96AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -36657,9 +36228,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36694,9 +36265,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36729,9 +36300,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX512(c *float32, x0 *float32)
+// func ocannlMap99AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36750,9 +36321,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX512(c *float32)
+// func ocannlMap100AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -36775,9 +36346,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX512(c *float32)
+// func ocannlMap101AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -36800,9 +36371,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36827,9 +36398,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36859,9 +36430,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36891,9 +36462,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36933,9 +36504,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36970,9 +36541,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37002,9 +36573,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37044,9 +36615,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37081,9 +36652,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37118,9 +36689,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX512(c *float32, x0 *float32)
+// func ocannlMap111AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -37139,9 +36710,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37163,9 +36734,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37188,26 +36759,26 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX512(c *float32, x0 *float32)
+// func ocannlMap114AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap119AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap119AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap119AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap119AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap119AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap119AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap119AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap119AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap119AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap119AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap119AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap119AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap119AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap114AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap114AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap114AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap114AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap114AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap114AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap114AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap114AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap114AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap114AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap114AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap114AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap114AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000014, DX
 
 e1:
@@ -37218,7 +36789,7 @@ e1:
 	VRNDSCALEPS  $0x00, Z14, Z14
 	VFNMADD231PS Z7, Z14, Z13
 	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap119AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap114AVX512Consts<>+416(SB), Z15
 	VFMADD213PS  Z9, Z13, Z15
 	VFMADD213PS  Z10, Z13, Z15
 	VFMADD213PS  Z11, Z13, Z15
@@ -37245,123 +36816,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap119AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap119AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap119AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap119AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap119AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap119AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap119AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap119AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap119AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap119AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap119AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap119AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap119AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap119AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap119AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap119AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap119AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap114AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap114AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap114AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap114AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap114AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap114AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap114AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap114AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap114AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap114AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap114AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap114AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap114AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap114AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap114AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap114AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap114AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37388,9 +36959,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37411,9 +36982,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37438,9 +37009,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37470,9 +37041,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX512(c *float32, x0 *float32)
+// func ocannlMap120AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -37492,9 +37063,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37525,9 +37096,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX512(c *float32, x0 *float32)
+// func ocannlMap122AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -37552,9 +37123,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX512(c *float32)
+// func ocannlMap123AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37568,9 +37139,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX512(c *float32)
+// func ocannlMap124AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37584,9 +37155,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX512(c *float32)
+// func ocannlMap125AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37606,9 +37177,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX512(c *float32)
+// func ocannlMap126AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37628,9 +37199,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37655,9 +37226,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX512(c *float32)
+// func ocannlMap128AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37671,9 +37242,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX512(c *float32)
+// func ocannlMap129AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37687,9 +37258,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX512(c *float32)
+// func ocannlMap130AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37709,9 +37280,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX512(c *float32)
+// func ocannlMap131AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37731,9 +37302,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX512(c *float32, x0 *float32)
+// func ocannlMap132AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -37758,9 +37329,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX512(c *float32)
+// func ocannlMap133AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37774,9 +37345,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX512(c *float32)
+// func ocannlMap134AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37790,9 +37361,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap140AVX512(c *float32)
+// func ocannlMap135AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap140AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37807,9 +37378,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap141AVX512(c *float32)
+// func ocannlMap136AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap141AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37829,9 +37400,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap142AVX512(c *float32, x0 *float32)
+// func ocannlMap137AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap142AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -39122,24 +38693,36 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX512(c *float32, x0 *float32)
+// func ocannlReduce31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
 	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VADDPS  Z1, Z0, Z0
 	VMOVUPS 64(CX), Z1
+	VMOVUPS 64(DX), Z2
+	VADDPS  Z2, Z1, Z1
 	VMOVUPS 128(CX), Z2
+	VMOVUPS 128(DX), Z3
+	VADDPS  Z3, Z2, Z2
 	VMOVUPS 192(CX), Z3
+	VMOVUPS 192(DX), Z4
+	VADDPS  Z4, Z3, Z3
 	ADDQ    $+256, CX
-	MOVQ    $0x00000003, BX
+	ADDQ    $+256, DX
+	MOVQ    $0x00000003, SI
 
 grp2:
 	VMOVUPS    (CX), Z4
+	VMOVUPS    (DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z0, Z5
 	VMAXPS     Z0, Z4, Z6
 	VCMPPS     $0x03, Z4, Z0, K1
@@ -39147,6 +38730,8 @@ grp2:
 	VPANDD     Z6, Z5, Z0
 	VBLENDMPS  Z4, Z0, K1, Z0
 	VMOVUPS    64(CX), Z4
+	VMOVUPS    64(DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z1, Z5
 	VMAXPS     Z1, Z4, Z6
 	VCMPPS     $0x03, Z4, Z1, K1
@@ -39154,6 +38739,8 @@ grp2:
 	VPANDD     Z6, Z5, Z1
 	VBLENDMPS  Z4, Z1, K1, Z1
 	VMOVUPS    128(CX), Z4
+	VMOVUPS    128(DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z2, Z5
 	VMAXPS     Z2, Z4, Z6
 	VCMPPS     $0x03, Z4, Z2, K1
@@ -39161,6 +38748,8 @@ grp2:
 	VPANDD     Z6, Z5, Z2
 	VBLENDMPS  Z4, Z2, K1, Z2
 	VMOVUPS    192(CX), Z4
+	VMOVUPS    192(DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z3, Z5
 	VMAXPS     Z3, Z4, Z6
 	VCMPPS     $0x03, Z4, Z3, K1
@@ -39168,7 +38757,8 @@ grp2:
 	VPANDD     Z6, Z5, Z3
 	VBLENDMPS  Z4, Z3, K1, Z3
 	ADDQ       $+256, CX
-	DECQ       BX
+	ADDQ       $+256, DX
+	DECQ       SI
 	JNZ        grp2
 	VMAXPS     Z1, Z0, Z4
 	VMAXPS     Z0, Z1, Z5
@@ -39218,9 +38808,10 @@ grp2:
 	VBLENDMPS  Z0, Z1, K1, Z1
 	VMOVSS     X1, (AX)
 	ADDQ       $-1024, CX
+	ADDQ       $-1024, DX
 	ADDQ       $+4, AX
 	ADDQ       $+1024, CX
-	DECQ       DX
+	DECQ       BX
 	JNZ        row1
 	VZEROUPPER
 	RET
@@ -39325,54 +38916,66 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+44(SB), Z2
 	VBROADCASTSS ocannlConst32<>+56(SB), Z3
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (BX), Z3
 	VMOVUPS      (CX), Z20
+	VMOVUPS      (DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z4
-	VMOVUPS      (BX), Z20
+	VMOVUPS      (SI), Z20
 	VCMPPS       $0x04, Z0, Z4, K1
 	VBLENDMPS    Z20, Z2, K1, Z5
 	VMOVUPS      64(CX), Z20
+	VMOVUPS      64(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z6
-	VMOVUPS      64(BX), Z20
+	VMOVUPS      64(SI), Z20
 	VCMPPS       $0x04, Z0, Z6, K1
 	VBLENDMPS    Z20, Z2, K1, Z7
 	VMOVUPS      128(CX), Z20
+	VMOVUPS      128(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z8
-	VMOVUPS      128(BX), Z20
+	VMOVUPS      128(SI), Z20
 	VCMPPS       $0x04, Z0, Z8, K1
 	VBLENDMPS    Z20, Z2, K1, Z9
 	VMOVUPS      192(CX), Z20
+	VMOVUPS      192(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z10
-	VMOVUPS      192(BX), Z20
+	VMOVUPS      192(SI), Z20
 	VCMPPS       $0x04, Z0, Z10, K1
 	VBLENDMPS    Z20, Z2, K1, Z11
 	ADDQ         $+256, CX
-	ADDQ         $+256, BX
-	MOVQ         $0x00000003, DI
+	ADDQ         $+256, DX
+	ADDQ         $+256, SI
+	MOVQ         $0x00000003, R8
 
 grp2:
 	VMOVUPS      (CX), Z20
+	VMOVUPS      (DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z12
-	VMOVUPS      (BX), Z20
+	VMOVUPS      (SI), Z20
 	VCMPPS       $0x04, Z0, Z12, K1
 	VBLENDMPS    Z20, Z2, K1, Z13
 	VMINPS       Z13, Z5, Z20
@@ -39382,9 +38985,11 @@ grp2:
 	VPORD        Z21, Z20, Z5
 	VBLENDMPS    Z22, Z5, K1, Z5
 	VMOVUPS      64(CX), Z20
+	VMOVUPS      64(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z14
-	VMOVUPS      64(BX), Z20
+	VMOVUPS      64(SI), Z20
 	VCMPPS       $0x04, Z0, Z14, K1
 	VBLENDMPS    Z20, Z2, K1, Z15
 	VMINPS       Z15, Z7, Z20
@@ -39394,9 +38999,11 @@ grp2:
 	VPORD        Z21, Z20, Z7
 	VBLENDMPS    Z22, Z7, K1, Z7
 	VMOVUPS      128(CX), Z20
+	VMOVUPS      128(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z16
-	VMOVUPS      128(BX), Z20
+	VMOVUPS      128(SI), Z20
 	VCMPPS       $0x04, Z0, Z16, K1
 	VBLENDMPS    Z20, Z2, K1, Z17
 	VMINPS       Z17, Z9, Z20
@@ -39406,9 +39013,11 @@ grp2:
 	VPORD        Z21, Z20, Z9
 	VBLENDMPS    Z22, Z9, K1, Z9
 	VMOVUPS      192(CX), Z20
+	VMOVUPS      192(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z18
-	VMOVUPS      192(BX), Z20
+	VMOVUPS      192(SI), Z20
 	VCMPPS       $0x04, Z0, Z18, K1
 	VBLENDMPS    Z20, Z2, K1, Z19
 	VMINPS       Z19, Z11, Z20
@@ -39418,8 +39027,9 @@ grp2:
 	VPORD        Z21, Z20, Z11
 	VBLENDMPS    Z22, Z11, K1, Z11
 	ADDQ         $+256, CX
-	ADDQ         $+256, BX
-	DECQ         DI
+	ADDQ         $+256, DX
+	ADDQ         $+256, SI
+	DECQ         R8
 	JNZ          grp2
 	VMINPS       Z7, Z5, Z3
 	VMINPS       Z5, Z7, Z21
@@ -39476,11 +39086,12 @@ grp2:
 	VBLENDMPS    Z3, Z20, K1, Z20
 	VMOVSS       X20, (AX)
 	ADDQ         $-1024, CX
-	ADDQ         $-1024, BX
+	ADDQ         $-1024, DX
+	ADDQ         $-1024, SI
 	ADDQ         $+4, AX
 	ADDQ         $+1024, CX
-	ADDQ         $+4, DX
-	DECQ         SI
+	ADDQ         $+4, BX
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -39561,50 +39172,62 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+60(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (BX), Z1
+	VBROADCASTSS (SI), Z1
 	VMOVUPS      (CX), Z2
 	VMOVUPS      (DX), Z3
+	VMOVUPS      (BX), Z4
+	VMULPS       Z4, Z3, Z3
 	VMULPS       Z1, Z1, Z4
 	VDIVPS       Z4, Z3, Z3
 	VMULPS       Z0, Z3, Z3
 	VMULPS       Z3, Z2, Z2
 	VMOVUPS      64(CX), Z3
 	VMOVUPS      64(DX), Z4
+	VMOVUPS      64(BX), Z5
+	VMULPS       Z5, Z4, Z4
 	VMULPS       Z1, Z1, Z5
 	VDIVPS       Z5, Z4, Z4
 	VMULPS       Z0, Z4, Z4
 	VMULPS       Z4, Z3, Z3
 	VMOVUPS      128(CX), Z4
 	VMOVUPS      128(DX), Z5
+	VMOVUPS      128(BX), Z6
+	VMULPS       Z6, Z5, Z5
 	VMULPS       Z1, Z1, Z6
 	VDIVPS       Z6, Z5, Z5
 	VMULPS       Z0, Z5, Z5
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      192(CX), Z5
 	VMOVUPS      192(DX), Z6
+	VMOVUPS      192(BX), Z7
+	VMULPS       Z7, Z6, Z6
 	VMULPS       Z1, Z1, Z7
 	VDIVPS       Z7, Z6, Z6
 	VMULPS       Z0, Z6, Z6
 	VMULPS       Z6, Z5, Z5
 	ADDQ         $+256, CX
 	ADDQ         $+256, DX
-	MOVQ         $0x00000005, DI
+	ADDQ         $+256, BX
+	MOVQ         $0x00000005, R8
 
 grp2:
 	VMOVUPS      (CX), Z6
 	VMOVUPS      (DX), Z7
+	VMOVUPS      (BX), Z8
+	VMULPS       Z8, Z7, Z7
 	VMULPS       Z1, Z1, Z8
 	VDIVPS       Z8, Z7, Z7
 	VMULPS       Z0, Z7, Z7
@@ -39612,6 +39235,8 @@ grp2:
 	VADDPS       Z6, Z2, Z2
 	VMOVUPS      64(CX), Z6
 	VMOVUPS      64(DX), Z7
+	VMOVUPS      64(BX), Z8
+	VMULPS       Z8, Z7, Z7
 	VMULPS       Z1, Z1, Z8
 	VDIVPS       Z8, Z7, Z7
 	VMULPS       Z0, Z7, Z7
@@ -39619,6 +39244,8 @@ grp2:
 	VADDPS       Z6, Z3, Z3
 	VMOVUPS      128(CX), Z6
 	VMOVUPS      128(DX), Z7
+	VMOVUPS      128(BX), Z8
+	VMULPS       Z8, Z7, Z7
 	VMULPS       Z1, Z1, Z8
 	VDIVPS       Z8, Z7, Z7
 	VMULPS       Z0, Z7, Z7
@@ -39626,6 +39253,8 @@ grp2:
 	VADDPS       Z6, Z4, Z4
 	VMOVUPS      192(CX), Z6
 	VMOVUPS      192(DX), Z7
+	VMOVUPS      192(BX), Z8
+	VMULPS       Z8, Z7, Z7
 	VMULPS       Z1, Z1, Z8
 	VDIVPS       Z8, Z7, Z7
 	VMULPS       Z0, Z7, Z7
@@ -39633,7 +39262,8 @@ grp2:
 	VADDPS       Z6, Z5, Z5
 	ADDQ         $+256, CX
 	ADDQ         $+256, DX
-	DECQ         DI
+	ADDQ         $+256, BX
+	DECQ         R8
 	JNZ          grp2
 	VADDPS       Z3, Z2, Z1
 	VADDPS       Z5, Z4, Z2
@@ -39651,11 +39281,12 @@ grp2:
 	VMOVSS       X1, (AX)
 	ADDQ         $-1536, CX
 	ADDQ         $-1536, DX
+	ADDQ         $-1536, BX
 	ADDQ         $+4, AX
 	ADDQ         $+1536, CX
-	ADDQ         $+1536, DX
-	ADDQ         $+4, BX
-	DECQ         SI
+	ADDQ         $+1536, BX
+	ADDQ         $+4, SI
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -61607,226 +61238,183 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000020, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-1024, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000020, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VSUBPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap78AVX2(c *float32, x0 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, DX
+	MOVQ         $0x00000010, SI
 
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap78AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap78AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap78AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap78AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap78AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap78AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap78AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap78AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap78AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap78AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap78AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap78AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap78AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap78AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
+row1:
+	VBROADCASTSS (BX), Y0
+	MOVQ         $0x00000020, DI
+
+e2:
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VADDPS       Y2, Y1, Y1
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap78AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap78AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap78AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap78AVX2Consts<>+416(SB), Y1, Y1
+	VMOVUPD      ocannlMap76AVX2Consts<>+0(SB), Y2
+	VMAXPS       Y1, Y2, Y1
+	VMOVUPD      ocannlMap76AVX2Consts<>+32(SB), Y2
+	VMINPS       Y1, Y2, Y1
+	VMULPS       ocannlMap76AVX2Consts<>+64(SB), Y1, Y2
+	VROUNDPS     $0x00, Y2, Y2
+	VFNMADD231PS ocannlMap76AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap76AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap76AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap76AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap76AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap76AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap76AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap76AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap76AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap76AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap76AVX2Consts<>+320(SB), Y2, Y1
+	VROUNDPS     $0x01, Y1, Y1
+	VSUBPS       Y1, Y2, Y2
+	VADDPS       ocannlMap76AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap76AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
+	VMULPS       Y1, Y3, Y3
+	VADDPS       ocannlMap76AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap76AVX2Consts<>+416(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	ADDQ         $+32, DX
+	DECQ         DI
+	JNZ          e2
+	ADDQ         $-1024, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap78AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap78AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap78AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap78AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap78AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap78AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap78AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap78AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap78AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap78AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap78AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap78AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap78AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap78AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap78AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap78AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap78AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap78AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap78AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap78AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap78AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap76AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap76AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap79AVX2(c *float32, x0 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -61839,83 +61427,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap79AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap79AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap79AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap79AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap79AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap77AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap77AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap77AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap77AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap77AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap79AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap77AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap79AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap79AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap77AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap77AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap79AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap79AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap79AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap79AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap77AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap77AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap77AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap77AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap79AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap79AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap79AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap77AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap77AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap77AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap79AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap77AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap79AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap79AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap79AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap79AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap79AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap79AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap77AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap77AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap77AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap77AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap77AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap77AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap79AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap79AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap79AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap79AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap79AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap77AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap77AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap77AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap77AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap77AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap79AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap77AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap79AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap79AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap77AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap77AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap79AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap79AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap79AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap79AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap77AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap77AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap77AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap77AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap79AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap79AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap79AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap77AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap77AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap77AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap79AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap77AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap79AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap79AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap79AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap79AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap79AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap79AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap77AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap77AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap77AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap77AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap77AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap77AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -61927,494 +61515,128 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap79AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap79AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap79AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap79AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap79AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap77AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap77AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap77AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap77AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000030, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-1536, CX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000030, DI
+	VBROADCASTSS (BX), Y0
+	VBROADCASTSS (SI), Y1
+	MOVQ         $0x00000020, R8
 
 e2:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+4, DX
-	ADDQ    $-1536, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x000000c0, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VADDPS  Y3, Y2, Y2
+	VSUBPS  Y0, Y2, Y2
+	VSUBPS  Y1, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	DECQ    SI
+	DECQ    R8
 	JNZ     e2
-	ADDQ    $-6144, DX
-	DECQ    BX
+	ADDQ    $-1024, DX
+	ADDQ    $+4, BX
+	ADDQ    $+4, SI
+	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c00, DX
-
-e1:
-	VMOVUPS      (CX), Y1
-	VANDPS       ocannlMap83AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap83AVX2Consts<>+32(SB), Y3
-	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap83AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap83AVX2Consts<>+96(SB), Y4
-	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap83AVX2Consts<>+64(SB), Y2, Y3
-	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap83AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap83AVX2Consts<>+448(SB), Y3, Y5
-	VMULPS       Y4, Y5, Y5
-	VMULPS       Y2, Y2, Y3
-	VMOVUPS      Y3, Y4
-	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap83AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap83AVX2Consts<>+512(SB), Y2
-	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap83AVX2Consts<>+544(SB), Y3
-	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap83AVX2Consts<>+576(SB), Y2, Y3
-	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap83AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap83AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap83AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap83AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap83AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap83AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap83AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap83AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap83AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap83AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap83AVX2Consts<>+832(SB), Y3, Y2
-	VROUNDPS     $0x01, Y2, Y2
-	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap83AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap83AVX2Consts<>+896(SB), Y2, Y2
-	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap83AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap83AVX2Consts<>+896(SB), Y3, Y3
-	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap83AVX2Consts<>+480(SB), Y4, Y4
-	VFMADD231PS  Y6, Y4, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap83AVX2Consts<>+96(SB), Y2
-	VSUBPS       Y6, Y2, Y2
-	VCMPPS       $0x01, Y0, Y1, Y3
-	VBLENDVPS    Y3, Y6, Y2, Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap83AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap83AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap83AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap83AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap83AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap83AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap83AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap83AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap83AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap83AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap83AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap83AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap83AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap83AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap83AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap83AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap83AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap83AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap83AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap83AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap83AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap83AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap83AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap83AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap83AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap83AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap83AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap83AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap83AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap83AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap83AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap83AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap83AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap83AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap83AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap83AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap83AVX2Consts<>(SB), RODATA|NOPTR, $928
-
-// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62436,9 +61658,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62466,9 +61688,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX2(c *float32)
+// func ocannlMap81AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -62483,9 +61705,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62520,9 +61742,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62543,9 +61765,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62569,9 +61791,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX2(c *float32, x0 *float32)
+// func ocannlMap85AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62589,9 +61811,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62613,9 +61835,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap92AVX2(c *float32, x0 *float32)
+// func ocannlMap87AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62635,9 +61857,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62665,9 +61887,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62695,9 +61917,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX2(c *float32, x0 *float32)
+// func ocannlMap90AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62721,74 +61943,77 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c00, BX
+	MOVQ         $0x000000c0, SI
 
 e1:
 	VMOVUPS      (DX), Y1
-	VANDPS       ocannlMap96AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap96AVX2Consts<>+32(SB), Y3
+	VMOVUPS      (BX), Y2
+	VADDPS       Y2, Y1, Y1
+	VANDPS       ocannlMap91AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap91AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap96AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap96AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap91AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap91AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap96AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap91AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap96AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap96AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap91AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap91AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap96AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap96AVX2Consts<>+512(SB), Y6
+	VMULPS       ocannlMap91AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap91AVX2Consts<>+512(SB), Y6
 	VMAXPS       Y3, Y6, Y3
-	VMOVUPD      ocannlMap96AVX2Consts<>+544(SB), Y6
+	VMOVUPD      ocannlMap91AVX2Consts<>+544(SB), Y6
 	VMINPS       Y3, Y6, Y3
-	VMULPS       ocannlMap96AVX2Consts<>+576(SB), Y3, Y6
+	VMULPS       ocannlMap91AVX2Consts<>+576(SB), Y3, Y6
 	VROUNDPS     $0x00, Y6, Y6
-	VFNMADD231PS ocannlMap96AVX2Consts<>+608(SB), Y6, Y3
-	VFNMADD231PS ocannlMap96AVX2Consts<>+640(SB), Y6, Y3
-	VMOVUPD      ocannlMap96AVX2Consts<>+672(SB), Y7
-	VFMADD213PS  ocannlMap96AVX2Consts<>+704(SB), Y3, Y7
-	VFMADD213PS  ocannlMap96AVX2Consts<>+736(SB), Y3, Y7
-	VFMADD213PS  ocannlMap96AVX2Consts<>+768(SB), Y3, Y7
-	VFMADD213PS  ocannlMap96AVX2Consts<>+800(SB), Y3, Y7
-	VFMADD213PS  ocannlMap96AVX2Consts<>+832(SB), Y3, Y7
-	VFMADD213PS  ocannlMap96AVX2Consts<>+96(SB), Y3, Y7
-	VFMADD213PS  ocannlMap96AVX2Consts<>+96(SB), Y3, Y7
-	VMULPS       ocannlMap96AVX2Consts<>+832(SB), Y6, Y3
+	VFNMADD231PS ocannlMap91AVX2Consts<>+608(SB), Y6, Y3
+	VFNMADD231PS ocannlMap91AVX2Consts<>+640(SB), Y6, Y3
+	VMOVUPD      ocannlMap91AVX2Consts<>+672(SB), Y7
+	VFMADD213PS  ocannlMap91AVX2Consts<>+704(SB), Y3, Y7
+	VFMADD213PS  ocannlMap91AVX2Consts<>+736(SB), Y3, Y7
+	VFMADD213PS  ocannlMap91AVX2Consts<>+768(SB), Y3, Y7
+	VFMADD213PS  ocannlMap91AVX2Consts<>+800(SB), Y3, Y7
+	VFMADD213PS  ocannlMap91AVX2Consts<>+832(SB), Y3, Y7
+	VFMADD213PS  ocannlMap91AVX2Consts<>+96(SB), Y3, Y7
+	VFMADD213PS  ocannlMap91AVX2Consts<>+96(SB), Y3, Y7
+	VMULPS       ocannlMap91AVX2Consts<>+832(SB), Y6, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y6, Y6
-	VADDPS       ocannlMap96AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap96AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap91AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap91AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y7, Y7
-	VADDPS       ocannlMap96AVX2Consts<>+864(SB), Y6, Y6
-	VPADDD       ocannlMap96AVX2Consts<>+896(SB), Y6, Y6
+	VADDPS       ocannlMap91AVX2Consts<>+864(SB), Y6, Y6
+	VPADDD       ocannlMap91AVX2Consts<>+896(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
 	VMULPS       Y6, Y7, Y7
-	VMULPS       ocannlMap96AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap91AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y7, Y4, Y7
-	VFNMADD231PS ocannlMap96AVX2Consts<>+928(SB), Y2, Y5
+	VFNMADD231PS ocannlMap91AVX2Consts<>+928(SB), Y2, Y5
 	VMULPS       Y5, Y7, Y7
-	VMOVUPD      ocannlMap96AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap91AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y7, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y1
 	VBLENDVPS    Y1, Y7, Y2, Y1
@@ -62799,256 +62024,257 @@ e1:
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
-	DECQ         BX
+	ADDQ         $+32, BX
+	DECQ         SI
 	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap96AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap96AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap96AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap96AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap96AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap96AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap96AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap96AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap96AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap96AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap96AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap96AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap96AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap96AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap96AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap96AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap96AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap96AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap96AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap96AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap96AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap96AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap96AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap96AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap96AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap96AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap96AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap96AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap96AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+924(SB)/4, $0x0000007f
-DATA ocannlMap96AVX2Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX2Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX2Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX2Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX2Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX2Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX2Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap96AVX2Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap96AVX2Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap91AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap91AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap91AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap91AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap91AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap91AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap91AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap91AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap91AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap91AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap91AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap91AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap91AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap91AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap91AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap91AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap91AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap91AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap91AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap91AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap91AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap91AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap91AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap91AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap91AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap91AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap91AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap91AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap91AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap91AVX2Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX2Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX2Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX2Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX2Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX2Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX2Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap91AVX2Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap91AVX2Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap97AVX2(c *float32, x0 *float32)
+// func ocannlMap92AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63067,9 +62293,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63096,9 +62322,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap99AVX2(c *float32, x0 *float32)
+// func ocannlMap94AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63122,9 +62348,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63146,9 +62372,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX2(c *float32)
+// func ocannlMap96AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -63163,9 +62389,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63200,9 +62426,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63235,9 +62461,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX2(c *float32, x0 *float32)
+// func ocannlMap99AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63256,9 +62482,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX2(c *float32)
+// func ocannlMap100AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63280,9 +62506,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX2(c *float32)
+// func ocannlMap101AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63304,9 +62530,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63336,9 +62562,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63373,9 +62599,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63405,9 +62631,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63447,9 +62673,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63484,9 +62710,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63516,9 +62742,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63558,9 +62784,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63595,9 +62821,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63632,9 +62858,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX2(c *float32, x0 *float32)
+// func ocannlMap111AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63653,9 +62879,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63684,9 +62910,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63713,9 +62939,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX2(c *float32, x0 *float32)
+// func ocannlMap114AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63724,31 +62950,31 @@ TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap119AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap114AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap119AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap114AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap119AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap114AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap119AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap119AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap119AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap119AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap119AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap119AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap119AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap119AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap119AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap119AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap119AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap114AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap114AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap114AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap114AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap114AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap114AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap114AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap114AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap114AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap114AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap114AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap119AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap119AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap114AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap114AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap119AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap119AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap114AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap114AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -63759,123 +62985,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap119AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap119AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap119AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap119AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap119AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap119AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap119AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap119AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap119AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap119AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap119AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap119AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap119AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap119AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap119AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap119AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap119AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap119AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap119AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap119AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap119AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap119AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap114AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap114AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap114AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap114AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap114AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap114AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap114AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap114AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap114AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap114AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap114AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap114AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap114AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap114AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap114AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap114AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap114AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap114AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap114AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap114AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap114AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap114AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap120AVX2(c *float32, x0 *float32)
+// func ocannlMap115AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63888,83 +63114,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap120AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap120AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap120AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap120AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap120AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap115AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap115AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap115AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap115AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap115AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap120AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap115AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap120AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap120AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap115AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap115AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap120AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap120AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap120AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap120AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap115AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap115AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap115AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap115AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap120AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap120AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap120AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap115AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap115AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap115AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap120AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap115AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap120AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap120AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap120AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap120AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap120AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap120AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap115AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap115AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap115AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap115AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap115AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap115AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap120AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap120AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap120AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap120AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap120AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap115AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap115AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap115AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap115AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap115AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap120AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap115AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap120AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap120AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap115AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap115AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap120AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap120AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap120AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap120AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap115AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap115AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap115AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap115AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap120AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap120AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap120AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap115AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap115AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap115AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap120AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap120AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap115AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap120AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap120AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap120AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap120AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap120AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap120AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap115AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap115AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap115AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap115AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap115AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap115AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -63976,91 +63202,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap120AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap120AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap120AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap120AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap120AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap120AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap120AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap120AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap120AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap120AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap120AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap120AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap120AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap120AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap120AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap120AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap120AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap120AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap120AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap120AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap120AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap120AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap120AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap120AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap120AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap120AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap120AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap120AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap120AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap120AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap120AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap120AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap120AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap120AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap120AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap120AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap120AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap120AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap120AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap120AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap120AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap120AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap120AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap120AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap120AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap120AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap120AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap120AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap120AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap120AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap120AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap120AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap120AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap120AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap120AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap120AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap120AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap120AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap120AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap120AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap120AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap120AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap120AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap120AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap120AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap120AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap120AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap120AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap120AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap120AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap120AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap120AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap120AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap120AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap120AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap120AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap120AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap120AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap120AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap120AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap120AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap115AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap115AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap115AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap115AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap115AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap115AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap115AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap115AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap115AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap115AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap115AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap115AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap115AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap115AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap115AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap115AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap115AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap115AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap115AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap115AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap115AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap115AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap115AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap115AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap115AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap115AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap115AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap115AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap115AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap115AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap115AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap115AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap115AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap115AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap115AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap115AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap115AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap115AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap115AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap115AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap115AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap115AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap115AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap115AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap115AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap115AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap115AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap115AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap115AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap115AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap115AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap115AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap115AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap115AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap115AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap115AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap115AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap115AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap115AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap115AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap115AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap115AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap115AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap115AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap115AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap115AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap115AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap115AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap115AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap115AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap115AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap115AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap115AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap115AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap115AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap115AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap115AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap115AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap115AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap115AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap115AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -64094,9 +63320,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -64117,9 +63343,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -64150,9 +63376,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -64192,9 +63418,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX2(c *float32, x0 *float32)
+// func ocannlMap120AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -64214,9 +63440,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -64247,9 +63473,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX2(c *float32, x0 *float32)
+// func ocannlMap122AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -64274,9 +63500,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX2(c *float32)
+// func ocannlMap123AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64290,9 +63516,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX2(c *float32)
+// func ocannlMap124AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64306,9 +63532,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX2(c *float32)
+// func ocannlMap125AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64328,9 +63554,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX2(c *float32)
+// func ocannlMap126AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64350,9 +63576,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -64377,9 +63603,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX2(c *float32)
+// func ocannlMap128AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64393,9 +63619,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX2(c *float32)
+// func ocannlMap129AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64409,9 +63635,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX2(c *float32)
+// func ocannlMap130AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64431,9 +63657,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX2(c *float32)
+// func ocannlMap131AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64453,9 +63679,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX2(c *float32, x0 *float32)
+// func ocannlMap132AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -64480,9 +63706,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX2(c *float32)
+// func ocannlMap133AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64496,9 +63722,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX2(c *float32)
+// func ocannlMap134AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64512,9 +63738,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap140AVX2(c *float32)
+// func ocannlMap135AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap140AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64534,9 +63760,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap141AVX2(c *float32)
+// func ocannlMap136AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap141AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -64556,9 +63782,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap142AVX2(c *float32, x0 *float32)
+// func ocannlMap137AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap142AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -65813,49 +65039,68 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// func ocannlReduce31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
 	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 32(DX), Y2
+	VADDPS  Y2, Y1, Y1
 	VMOVUPS 64(CX), Y2
+	VMOVUPS 64(DX), Y3
+	VADDPS  Y3, Y2, Y2
 	VMOVUPS 96(CX), Y3
+	VMOVUPS 96(DX), Y4
+	VADDPS  Y4, Y3, Y3
 	ADDQ    $+128, CX
-	MOVQ    $0x00000007, BX
+	ADDQ    $+128, DX
+	MOVQ    $0x00000007, SI
 
 grp2:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y0, Y5
 	VMAXPS       Y0, Y4, Y6
 	VCMPPS       $0x03, Y4, Y0, Y4
 	VANDPS       Y6, Y5, Y0
 	VORPS        Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y1, Y5
 	VMAXPS       Y1, Y4, Y6
 	VCMPPS       $0x03, Y4, Y1, Y4
 	VANDPS       Y6, Y5, Y1
 	VORPS        Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y2, Y5
 	VMAXPS       Y2, Y4, Y6
 	VCMPPS       $0x03, Y4, Y2, Y4
 	VANDPS       Y6, Y5, Y2
 	VORPS        Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y3, Y5
 	VMAXPS       Y3, Y4, Y6
 	VCMPPS       $0x03, Y4, Y3, Y4
 	VANDPS       Y6, Y5, Y3
 	VORPS        Y4, Y3, Y3
 	ADDQ         $+128, CX
-	DECQ         BX
+	ADDQ         $+128, DX
+	DECQ         SI
 	JNZ          grp2
 	VMAXPS       Y1, Y0, Y4
 	VMAXPS       Y0, Y1, Y5
@@ -65892,9 +65137,10 @@ grp2:
 	VORPS        X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         $-1024, CX
+	ADDQ         $-1024, DX
 	ADDQ         $+4, AX
 	ADDQ         $+1024, CX
-	DECQ         DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -65995,36 +65241,42 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+44(SB), Y2
 	VBROADCASTSS ocannlConst32<>+56(SB), Y3
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y3
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VCMPPS       $0x00, Y3, Y4, Y4
 	VBLENDVPS    Y4, Y1, Y0, Y4
-	VMOVUPS      (BX), Y5
+	VMOVUPS      (SI), Y5
 	VCMPPS       $0x04, Y0, Y4, Y4
 	VBLENDVPS    Y4, Y5, Y2, Y4
 	ADDQ         $+32, CX
-	ADDQ         $+32, BX
-	MOVQ         $0x0000001f, DI
+	ADDQ         $+32, DX
+	ADDQ         $+32, SI
+	MOVQ         $0x0000001f, R8
 
 grp2:
 	VMOVUPS      (CX), Y5
+	VMOVUPS      (DX), Y6
+	VADDPS       Y6, Y5, Y5
 	VCMPPS       $0x00, Y3, Y5, Y5
 	VBLENDVPS    Y5, Y1, Y0, Y5
-	VMOVUPS      (BX), Y6
+	VMOVUPS      (SI), Y6
 	VCMPPS       $0x04, Y0, Y5, Y5
 	VBLENDVPS    Y5, Y6, Y2, Y5
 	VMINPS       Y5, Y4, Y6
@@ -66033,8 +65285,9 @@ grp2:
 	VORPS        Y7, Y6, Y4
 	VORPS        Y5, Y4, Y4
 	ADDQ         $+32, CX
-	ADDQ         $+32, BX
-	DECQ         DI
+	ADDQ         $+32, DX
+	ADDQ         $+32, SI
+	DECQ         R8
 	JNZ          grp2
 	VEXTRACTF128 $0x01, Y4, X3
 	VMINPS       X3, X4, X5
@@ -66062,11 +65315,12 @@ grp2:
 	VORPS        X3, X4, X4
 	VMOVSS       X4, (AX)
 	ADDQ         $-1024, CX
-	ADDQ         $-1024, BX
+	ADDQ         $-1024, DX
+	ADDQ         $-1024, SI
 	ADDQ         $+4, AX
 	ADDQ         $+1024, CX
-	ADDQ         $+4, DX
-	DECQ         SI
+	ADDQ         $+4, BX
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -66147,50 +65401,62 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (BX), Y1
+	VBROADCASTSS (SI), Y1
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
+	VMOVUPS      (BX), Y4
+	VMULPS       Y4, Y3, Y3
 	VMULPS       Y1, Y1, Y4
 	VDIVPS       Y4, Y3, Y3
 	VMULPS       Y0, Y3, Y3
 	VMULPS       Y3, Y2, Y2
 	VMOVUPS      32(CX), Y3
 	VMOVUPS      32(DX), Y4
+	VMOVUPS      32(BX), Y5
+	VMULPS       Y5, Y4, Y4
 	VMULPS       Y1, Y1, Y5
 	VDIVPS       Y5, Y4, Y4
 	VMULPS       Y0, Y4, Y4
 	VMULPS       Y4, Y3, Y3
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      64(DX), Y5
+	VMOVUPS      64(BX), Y6
+	VMULPS       Y6, Y5, Y5
 	VMULPS       Y1, Y1, Y6
 	VDIVPS       Y6, Y5, Y5
 	VMULPS       Y0, Y5, Y5
 	VMULPS       Y5, Y4, Y4
 	VMOVUPS      96(CX), Y5
 	VMOVUPS      96(DX), Y6
+	VMOVUPS      96(BX), Y7
+	VMULPS       Y7, Y6, Y6
 	VMULPS       Y1, Y1, Y7
 	VDIVPS       Y7, Y6, Y6
 	VMULPS       Y0, Y6, Y6
 	VMULPS       Y6, Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
-	MOVQ         $0x0000000b, DI
+	ADDQ         $+128, BX
+	MOVQ         $0x0000000b, R8
 
 grp2:
 	VMOVUPS      (CX), Y6
 	VMOVUPS      (DX), Y7
+	VMOVUPS      (BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -66198,6 +65464,8 @@ grp2:
 	VADDPS       Y6, Y2, Y2
 	VMOVUPS      32(CX), Y6
 	VMOVUPS      32(DX), Y7
+	VMOVUPS      32(BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -66205,6 +65473,8 @@ grp2:
 	VADDPS       Y6, Y3, Y3
 	VMOVUPS      64(CX), Y6
 	VMOVUPS      64(DX), Y7
+	VMOVUPS      64(BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -66212,6 +65482,8 @@ grp2:
 	VADDPS       Y6, Y4, Y4
 	VMOVUPS      96(CX), Y6
 	VMOVUPS      96(DX), Y7
+	VMOVUPS      96(BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -66219,7 +65491,8 @@ grp2:
 	VADDPS       Y6, Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
-	DECQ         DI
+	ADDQ         $+128, BX
+	DECQ         R8
 	JNZ          grp2
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y5, Y4, Y2
@@ -66235,11 +65508,12 @@ grp2:
 	VMOVSS       X1, (AX)
 	ADDQ         $-1536, CX
 	ADDQ         $-1536, DX
+	ADDQ         $-1536, BX
 	ADDQ         $+4, AX
 	ADDQ         $+1536, CX
-	ADDQ         $+1536, DX
-	ADDQ         $+4, BX
-	DECQ         SI
+	ADDQ         $+1536, BX
+	ADDQ         $+4, SI
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET

@@ -686,17 +686,19 @@ func ocannlMap75AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap76AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX512(c, x0, x1 *float32) {
+func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
 }
 
-// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
+// ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap78AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap78AVX512 called without assembly")
 }
 
-// ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX512 called without assembly") }
+// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap79AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap79AVX512 called without assembly")
+}
 
 // ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap80AVX512(c, x0, x1 *float32) {
@@ -704,17 +706,17 @@ func ocannlMap80AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap81AVX512 called without assembly")
-}
+func ocannlMap81AVX512(c *float32) { panic("ocannlgen: ocannlMap81AVX512 called without assembly") }
 
 // ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX512(c, x0, x1 *float32) {
+func ocannlMap82AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
 }
 
 // ocannlMap83AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX512 called without assembly") }
+func ocannlMap83AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap83AVX512 called without assembly")
+}
 
 // ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap84AVX512(c, x0, x1 *float32) {
@@ -722,17 +724,15 @@ func ocannlMap84AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap85AVX512 called without assembly")
-}
+func ocannlMap85AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap85AVX512 called without assembly") }
 
 // ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX512(c *float32) { panic("ocannlgen: ocannlMap86AVX512 called without assembly") }
+func ocannlMap86AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
+}
 
 // ocannlMap87AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap87AVX512 called without assembly")
-}
+func ocannlMap87AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX512 called without assembly") }
 
 // ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap88AVX512(c, x0, x1 *float32) {
@@ -748,7 +748,7 @@ func ocannlMap89AVX512(c, x0, x1 *float32) {
 func ocannlMap90AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX512 called without assembly") }
 
 // ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX512(c, x0, x1 *float32) {
+func ocannlMap91AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap91AVX512 called without assembly")
 }
 
@@ -761,23 +761,23 @@ func ocannlMap93AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap94AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap94AVX512 called without assembly")
-}
+func ocannlMap94AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX512 called without assembly") }
 
 // ocannlMap95AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap95AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap95AVX512 called without assembly") }
-
-// ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap96AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap96AVX512 called without assembly")
+func ocannlMap95AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
 }
 
+// ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap96AVX512(c *float32) { panic("ocannlgen: ocannlMap96AVX512 called without assembly") }
+
 // ocannlMap97AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap97AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap97AVX512 called without assembly") }
+func ocannlMap97AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap97AVX512 called without assembly")
+}
 
 // ocannlMap98AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX512(c, x0, x1 *float32) {
+func ocannlMap98AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap98AVX512 called without assembly")
 }
 
@@ -785,15 +785,13 @@ func ocannlMap98AVX512(c, x0, x1 *float32) {
 func ocannlMap99AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap99AVX512 called without assembly") }
 
 // ocannlMap100AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap100AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap100AVX512 called without assembly")
-}
+func ocannlMap100AVX512(c *float32) { panic("ocannlgen: ocannlMap100AVX512 called without assembly") }
 
 // ocannlMap101AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap101AVX512(c *float32) { panic("ocannlgen: ocannlMap101AVX512 called without assembly") }
 
 // ocannlMap102AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap102AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap102AVX512 called without assembly")
 }
 
@@ -803,15 +801,19 @@ func ocannlMap103AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap104AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX512(c, x0 *float32) {
+func ocannlMap104AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap104AVX512 called without assembly")
 }
 
 // ocannlMap105AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX512(c *float32) { panic("ocannlgen: ocannlMap105AVX512 called without assembly") }
+func ocannlMap105AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap105AVX512 called without assembly")
+}
 
 // ocannlMap106AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX512(c *float32) { panic("ocannlgen: ocannlMap106AVX512 called without assembly") }
+func ocannlMap106AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap106AVX512 called without assembly")
+}
 
 // ocannlMap107AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap107AVX512(c, x0, x1 *float32) {
@@ -819,22 +821,22 @@ func ocannlMap107AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap108AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap108AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap108AVX512 called without assembly")
 }
 
 // ocannlMap109AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap109AVX512(c, x0, x1 *float32) {
+func ocannlMap109AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap109AVX512 called without assembly")
 }
 
 // ocannlMap110AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap110AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap110AVX512 called without assembly")
 }
 
 // ocannlMap111AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap111AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap111AVX512 called without assembly")
 }
 
@@ -844,22 +846,17 @@ func ocannlMap112AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap113AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap113AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap113AVX512 called without assembly")
 }
 
 // ocannlMap114AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap114AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap114AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap114AVX512 called without assembly")
 }
 
-// ocannlMap115AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap115AVX512 called without assembly")
-}
-
 // ocannlMap116AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX512(c, x0 *float32) {
+func ocannlMap116AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap116AVX512 called without assembly")
 }
 
@@ -874,42 +871,39 @@ func ocannlMap118AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap119AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX512(c, x0 *float32) {
+func ocannlMap119AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap119AVX512 called without assembly")
 }
 
+// ocannlMap120AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap120AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap120AVX512 called without assembly")
+}
+
 // ocannlMap121AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap121AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap121AVX512 called without assembly")
 }
 
 // ocannlMap122AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap122AVX512(c, x0, x1 *float32) {
+func ocannlMap122AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap122AVX512 called without assembly")
 }
 
 // ocannlMap123AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap123AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap123AVX512 called without assembly")
-}
+func ocannlMap123AVX512(c *float32) { panic("ocannlgen: ocannlMap123AVX512 called without assembly") }
 
 // ocannlMap124AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap124AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap124AVX512 called without assembly")
-}
+func ocannlMap124AVX512(c *float32) { panic("ocannlgen: ocannlMap124AVX512 called without assembly") }
 
 // ocannlMap125AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap125AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap125AVX512 called without assembly")
-}
+func ocannlMap125AVX512(c *float32) { panic("ocannlgen: ocannlMap125AVX512 called without assembly") }
 
 // ocannlMap126AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap126AVX512 called without assembly")
-}
+func ocannlMap126AVX512(c *float32) { panic("ocannlgen: ocannlMap126AVX512 called without assembly") }
 
 // ocannlMap127AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX512(c, x0 *float32) {
+func ocannlMap127AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap127AVX512 called without assembly")
 }
 
@@ -926,7 +920,7 @@ func ocannlMap130AVX512(c *float32) { panic("ocannlgen: ocannlMap130AVX512 calle
 func ocannlMap131AVX512(c *float32) { panic("ocannlgen: ocannlMap131AVX512 called without assembly") }
 
 // ocannlMap132AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX512(c, x0, x1 *float32) {
+func ocannlMap132AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap132AVX512 called without assembly")
 }
 
@@ -945,23 +939,6 @@ func ocannlMap136AVX512(c *float32) { panic("ocannlgen: ocannlMap136AVX512 calle
 // ocannlMap137AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap137AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap137AVX512 called without assembly")
-}
-
-// ocannlMap138AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap138AVX512(c *float32) { panic("ocannlgen: ocannlMap138AVX512 called without assembly") }
-
-// ocannlMap139AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap139AVX512(c *float32) { panic("ocannlgen: ocannlMap139AVX512 called without assembly") }
-
-// ocannlMap140AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap140AVX512(c *float32) { panic("ocannlgen: ocannlMap140AVX512 called without assembly") }
-
-// ocannlMap141AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap141AVX512(c *float32) { panic("ocannlgen: ocannlMap141AVX512 called without assembly") }
-
-// ocannlMap142AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap142AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap142AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -1432,44 +1409,46 @@ func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
+func ocannlMap76AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap76AVX2 called without assembly")
+}
 
 // ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
+func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
 
 // ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
+func ocannlMap78AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap78AVX2 called without assembly")
+}
 
 // ocannlMap79AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
+func ocannlMap79AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
 
 // ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
 
 // ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap81AVX2 called without assembly")
-}
+func ocannlMap81AVX2(c *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
 
 // ocannlMap82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap82AVX2 called without assembly") }
+func ocannlMap82AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap82AVX2 called without assembly")
+}
 
 // ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
+func ocannlMap83AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
 
 // ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap84AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
 
 // ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
+func ocannlMap85AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
 
 // ocannlMap86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX2(c *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
+func ocannlMap86AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
 
 // ocannlMap87AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap87AVX2 called without assembly")
-}
+func ocannlMap87AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
 
 // ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap88AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap88AVX2 called without assembly") }
@@ -1481,7 +1460,9 @@ func ocannlMap89AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap89AVX2 cal
 func ocannlMap90AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
 
 // ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
+func ocannlMap91AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap91AVX2 called without assembly")
+}
 
 // ocannlMap92AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap92AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
@@ -1490,33 +1471,35 @@ func ocannlMap92AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap92AVX2 called 
 func ocannlMap93AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
 
 // ocannlMap94AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
+func ocannlMap94AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
 
 // ocannlMap95AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap95AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap95AVX2 called without assembly") }
+func ocannlMap95AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap95AVX2 called without assembly") }
 
 // ocannlMap96AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap96AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap96AVX2 called without assembly") }
+func ocannlMap96AVX2(c *float32) { panic("ocannlgen: ocannlMap96AVX2 called without assembly") }
 
 // ocannlMap97AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap97AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap97AVX2 called without assembly") }
+func ocannlMap97AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap97AVX2 called without assembly")
+}
 
 // ocannlMap98AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap98AVX2 called without assembly") }
+func ocannlMap98AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap98AVX2 called without assembly")
+}
 
 // ocannlMap99AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap99AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap99AVX2 called without assembly") }
 
 // ocannlMap100AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap100AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap100AVX2 called without assembly")
-}
+func ocannlMap100AVX2(c *float32) { panic("ocannlgen: ocannlMap100AVX2 called without assembly") }
 
 // ocannlMap101AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap101AVX2(c *float32) { panic("ocannlgen: ocannlMap101AVX2 called without assembly") }
 
 // ocannlMap102AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap102AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap102AVX2 called without assembly")
 }
 
@@ -1526,13 +1509,19 @@ func ocannlMap103AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap104AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap104AVX2 called without assembly") }
+func ocannlMap104AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap104AVX2 called without assembly")
+}
 
 // ocannlMap105AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX2(c *float32) { panic("ocannlgen: ocannlMap105AVX2 called without assembly") }
+func ocannlMap105AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap105AVX2 called without assembly")
+}
 
 // ocannlMap106AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX2(c *float32) { panic("ocannlgen: ocannlMap106AVX2 called without assembly") }
+func ocannlMap106AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap106AVX2 called without assembly")
+}
 
 // ocannlMap107AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap107AVX2(c, x0, x1 *float32) {
@@ -1540,24 +1529,22 @@ func ocannlMap107AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap108AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap108AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap108AVX2 called without assembly")
 }
 
 // ocannlMap109AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap109AVX2(c, x0, x1 *float32) {
+func ocannlMap109AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap109AVX2 called without assembly")
 }
 
 // ocannlMap110AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap110AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap110AVX2 called without assembly")
 }
 
 // ocannlMap111AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap111AVX2 called without assembly")
-}
+func ocannlMap111AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap111AVX2 called without assembly") }
 
 // ocannlMap112AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap112AVX2(c, x0, x1 *float32) {
@@ -1565,22 +1552,20 @@ func ocannlMap112AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap113AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap113AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap113AVX2 called without assembly")
 }
 
 // ocannlMap114AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap114AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap114AVX2 called without assembly")
-}
+func ocannlMap114AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap114AVX2 called without assembly") }
 
 // ocannlMap115AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap115AVX2 called without assembly")
-}
+func ocannlMap115AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap115AVX2 called without assembly") }
 
 // ocannlMap116AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap116AVX2 called without assembly") }
+func ocannlMap116AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap116AVX2 called without assembly")
+}
 
 // ocannlMap117AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap117AVX2(c, x0, x1 *float32) {
@@ -1593,41 +1578,37 @@ func ocannlMap118AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap119AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap119AVX2 called without assembly") }
+func ocannlMap119AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap119AVX2 called without assembly")
+}
 
 // ocannlMap120AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap120AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap120AVX2 called without assembly") }
 
 // ocannlMap121AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap121AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap121AVX2 called without assembly")
 }
 
 // ocannlMap122AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap122AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap122AVX2 called without assembly")
-}
+func ocannlMap122AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap122AVX2 called without assembly") }
 
 // ocannlMap123AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap123AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap123AVX2 called without assembly")
-}
+func ocannlMap123AVX2(c *float32) { panic("ocannlgen: ocannlMap123AVX2 called without assembly") }
 
 // ocannlMap124AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap124AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap124AVX2 called without assembly")
-}
+func ocannlMap124AVX2(c *float32) { panic("ocannlgen: ocannlMap124AVX2 called without assembly") }
 
 // ocannlMap125AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap125AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap125AVX2 called without assembly") }
+func ocannlMap125AVX2(c *float32) { panic("ocannlgen: ocannlMap125AVX2 called without assembly") }
 
 // ocannlMap126AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap126AVX2 called without assembly")
-}
+func ocannlMap126AVX2(c *float32) { panic("ocannlgen: ocannlMap126AVX2 called without assembly") }
 
 // ocannlMap127AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap127AVX2 called without assembly") }
+func ocannlMap127AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap127AVX2 called without assembly")
+}
 
 // ocannlMap128AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap128AVX2(c *float32) { panic("ocannlgen: ocannlMap128AVX2 called without assembly") }
@@ -1642,9 +1623,7 @@ func ocannlMap130AVX2(c *float32) { panic("ocannlgen: ocannlMap130AVX2 called wi
 func ocannlMap131AVX2(c *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
 
 // ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap132AVX2 called without assembly")
-}
+func ocannlMap132AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
 
 // ocannlMap133AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap133AVX2(c *float32) { panic("ocannlgen: ocannlMap133AVX2 called without assembly") }
@@ -1660,21 +1639,6 @@ func ocannlMap136AVX2(c *float32) { panic("ocannlgen: ocannlMap136AVX2 called wi
 
 // ocannlMap137AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap137AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap137AVX2 called without assembly") }
-
-// ocannlMap138AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap138AVX2(c *float32) { panic("ocannlgen: ocannlMap138AVX2 called without assembly") }
-
-// ocannlMap139AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap139AVX2(c *float32) { panic("ocannlgen: ocannlMap139AVX2 called without assembly") }
-
-// ocannlMap140AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap140AVX2(c *float32) { panic("ocannlgen: ocannlMap140AVX2 called without assembly") }
-
-// ocannlMap141AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap141AVX2(c *float32) { panic("ocannlgen: ocannlMap141AVX2 called without assembly") }
-
-// ocannlMap142AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap142AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap142AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {
@@ -1832,7 +1796,7 @@ func ocannlReduce30AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce31AVX512(c, x0 *float32) {
+func ocannlReduce31AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce31AVX512 called without assembly")
 }
 
@@ -1847,7 +1811,7 @@ func ocannlReduce33AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce34AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce34AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce34AVX512 called without assembly")
 }
 
@@ -1862,7 +1826,7 @@ func ocannlReduce36AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce37AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX512 called without assembly")
 }
 
@@ -2084,7 +2048,7 @@ func ocannlReduce30AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce31AVX2(c, x0 *float32) {
+func ocannlReduce31AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce31AVX2 called without assembly")
 }
 
@@ -2099,7 +2063,7 @@ func ocannlReduce33AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce34AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce34AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce34AVX2 called without assembly")
 }
 
@@ -2114,7 +2078,7 @@ func ocannlReduce36AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce37AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 

@@ -11994,686 +11994,233 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+32256, AX
-	ADDQ    $+32256, CX
-	ADDQ    $-512, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VSUBPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+32256, AX
-	ADDQ    $+32256, CX
-	ADDQ    $+256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap14AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap14AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap14AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap14AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap14AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap14AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap14AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap14AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap14AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z12
-	MOVQ         $0x00000010, DX
-
-row1:
-	MOVQ $0x00000040, BX
-
-e2:
-	VMOVUPS      (CX), Z13
-	VMAXPS       Z13, Z4, Z13
-	VMINPS       Z13, Z5, Z13
-	VMULPS       Z6, Z13, Z14
-	VRNDSCALEPS  $0x00, Z14, Z14
-	VFNMADD231PS Z7, Z14, Z13
-	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z15
-	VFMADD213PS  Z9, Z13, Z15
-	VFMADD213PS  Z10, Z13, Z15
-	VFMADD213PS  Z11, Z13, Z15
-	VFMADD213PS  Z12, Z13, Z15
-	VFMADD213PS  Z0, Z13, Z15
-	VFMADD213PS  Z1, Z13, Z15
-	VFMADD213PS  Z1, Z13, Z15
-	VMULPS       Z0, Z14, Z13
-	VRNDSCALEPS  $0x01, Z13, Z13
-	VSUBPS       Z13, Z14, Z14
-	VADDPS       Z2, Z13, Z13
-	VPADDD       Z3, Z13, Z13
-	VPSLLD       $0x17, Z13, Z13
-	VMULPS       Z13, Z15, Z15
-	VADDPS       Z2, Z14, Z14
-	VPADDD       Z3, Z14, Z14
-	VPSLLD       $0x17, Z14, Z14
-	VMULPS       Z14, Z15, Z15
-	VMOVUPS      Z15, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         BX
-	JNZ          e2
-	ADDQ         $+28672, AX
-	ADDQ         $+28672, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap14AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap14AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap14AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap14AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap14AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap14AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap14AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap14AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap14AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap14AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap14AVX512Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000006, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $-384, CX
-	ADDQ    $+24192, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
+	VBROADCASTSS ocannlMap12AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap12AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap12AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap12AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap12AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap12AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap12AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap12AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap12AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap12AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap12AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap12AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap12AVX512Consts<>+384(SB), Z12
+	MOVQ         $0x00000008, SI
 
 row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000006, DI
+	VBROADCASTSS (BX), Z13
+	MOVQ         $0x00000008, DI
 
 e2:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+256, DX
-	ADDQ    $-384, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000018, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-1536, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap19AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap19AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap19AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap19AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap19AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap19AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap19AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap19AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap19AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap19AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap19AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap19AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap19AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap19AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap19AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap19AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap19AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap19AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap19AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap19AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap19AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap19AVX512Consts<>+704(SB), Z24
-	MOVQ         $0x00000010, DX
-
-row1:
-	MOVQ $0x000000c0, BX
-
-e2:
-	VMOVUPS      (CX), Z25
-	VPANDD       Z8, Z25, Z26
-	VMINPS       Z26, Z9, Z26
-	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z28
-	VDIVPS       Z27, Z28, Z28
-	VSUBPS       Z1, Z26, Z27
-	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap19AVX512Consts<>+736(SB), Z29
-	VFMADD213PS  Z10, Z27, Z29
-	VFMADD213PS  Z11, Z27, Z29
-	VFMADD213PS  Z12, Z27, Z29
-	VFMADD213PS  Z13, Z27, Z29
-	VFMADD213PS  Z14, Z27, Z29
-	VFMADD213PS  Z15, Z27, Z29
-	VFMADD213PS  Z16, Z27, Z29
-	VFMADD213PS  Z17, Z27, Z29
-	VFMADD213PS  Z18, Z27, Z29
-	VFMADD213PS  Z19, Z27, Z29
-	VMULPS       Z28, Z29, Z29
-	VMULPS       Z26, Z26, Z27
-	VMOVUPS      Z27, Z28
-	VFMSUB231PS  Z26, Z26, Z28
-	VMULPS       Z3, Z27, Z27
-	VMAXPS       Z27, Z20, Z26
-	VMINPS       Z26, Z21, Z26
-	VMULPS       Z22, Z26, Z27
-	VRNDSCALEPS  $0x00, Z27, Z27
-	VFNMADD231PS Z23, Z27, Z26
-	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap19AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap19AVX512Consts<>+800(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap19AVX512Consts<>+832(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap19AVX512Consts<>+864(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap19AVX512Consts<>+896(SB), Z31
-	VFMADD213PS  Z31, Z26, Z30
-	VFMADD213PS  Z4, Z26, Z30
-	VFMADD213PS  Z5, Z26, Z30
-	VFMADD213PS  Z5, Z26, Z30
-	VMULPS       Z4, Z27, Z26
-	VRNDSCALEPS  $0x01, Z26, Z26
-	VSUBPS       Z26, Z27, Z27
-	VADDPS       Z6, Z26, Z26
-	VPADDD       Z7, Z26, Z26
-	VPSLLD       $0x17, Z26, Z26
-	VMULPS       Z26, Z30, Z30
-	VADDPS       Z6, Z27, Z27
-	VPADDD       Z7, Z27, Z27
-	VPSLLD       $0x17, Z27, Z27
-	VMULPS       Z27, Z30, Z30
-	VMULPS       Z3, Z28, Z28
-	VFMADD231PS  Z30, Z28, Z30
-	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap19AVX512Consts<>+96(SB), Z26
-	VSUBPS       Z30, Z26, Z26
-	VCMPPS       $0x01, Z0, Z25, K1
-	VBLENDMPS    Z30, Z26, K1, Z2
-	VMULPS       Z25, Z2, Z2
-	VMOVUPS      Z2, (AX)
+	VMOVUPS      (CX), Z14
+	VMOVUPS      (DX), Z15
+	VADDPS       Z15, Z14, Z14
+	VSUBPS       Z13, Z14, Z14
+	VMAXPS       Z14, Z4, Z14
+	VMINPS       Z14, Z5, Z14
+	VMULPS       Z6, Z14, Z15
+	VRNDSCALEPS  $0x00, Z15, Z15
+	VFNMADD231PS Z7, Z15, Z14
+	VFNMADD231PS Z8, Z15, Z14
+	VBROADCASTSS ocannlMap12AVX512Consts<>+416(SB), Z16
+	VFMADD213PS  Z9, Z14, Z16
+	VFMADD213PS  Z10, Z14, Z16
+	VFMADD213PS  Z11, Z14, Z16
+	VFMADD213PS  Z12, Z14, Z16
+	VFMADD213PS  Z0, Z14, Z16
+	VFMADD213PS  Z1, Z14, Z16
+	VFMADD213PS  Z1, Z14, Z16
+	VMULPS       Z0, Z15, Z14
+	VRNDSCALEPS  $0x01, Z14, Z14
+	VSUBPS       Z14, Z15, Z15
+	VADDPS       Z2, Z14, Z14
+	VPADDD       Z3, Z14, Z14
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z14, Z16, Z16
+	VADDPS       Z2, Z15, Z15
+	VPADDD       Z3, Z15, Z15
+	VPSLLD       $0x17, Z15, Z15
+	VMULPS       Z15, Z16, Z16
+	VMOVUPS      Z16, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
-	DECQ         BX
+	ADDQ         $+64, DX
+	DECQ         DI
 	JNZ          e2
-	ADDQ         $+86016, AX
-	ADDQ         $+86016, CX
-	DECQ         DX
+	ADDQ         $-512, DX
+	ADDQ         $+4, BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap19AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap19AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap19AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap19AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap19AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap19AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap19AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap19AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap19AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap19AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap19AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap19AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap19AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap19AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap19AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap19AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap19AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap19AVX512Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap12AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap12AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap12AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap12AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap12AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap12AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap12AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap12AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap12AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap12AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap12AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap12AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap12AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap12AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap12AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap12AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap12AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, DI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VBROADCASTSS (SI), Z1
+	MOVQ         $0x00000008, R8
+
+e2:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VADDPS  Z3, Z2, Z2
+	VSUBPS  Z0, Z2, Z2
+	VSUBPS  Z1, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    R8
+	JNZ     e2
+	ADDQ    $+32256, AX
+	ADDQ    $+32256, CX
+	ADDQ    $-512, DX
+	ADDQ    $+256, BX
+	ADDQ    $+256, SI
+	DECQ    DI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12695,9 +12242,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12727,9 +12274,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32)
+// func ocannlMap17AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -12744,9 +12291,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12782,9 +12329,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12811,9 +12358,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12837,9 +12384,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12857,9 +12404,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12887,9 +12434,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12909,9 +12456,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12941,9 +12488,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12973,9 +12520,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13000,9 +12547,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13024,48 +12571,51 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap33AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap33AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap33AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap33AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap33AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap33AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap33AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap33AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap33AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap33AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap33AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap33AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap33AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap33AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap33AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap33AVX512Consts<>+672(SB), Z23
-	MOVQ         $0x000000c0, BX
+	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap28AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap28AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap28AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap28AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap28AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap28AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap28AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap28AVX512Consts<>+672(SB), Z23
+	MOVQ         $0x00000018, SI
 
 e1:
 	VMOVUPS      (DX), Z24
+	VMOVUPS      (BX), Z25
+	VADDPS       Z25, Z24, Z24
 	VPANDD       Z8, Z24, Z25
 	VMINPS       Z25, Z9, Z25
 	VADDPS       Z1, Z25, Z26
-	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z27
+	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z27
 	VDIVPS       Z26, Z27, Z27
 	VSUBPS       Z1, Z25, Z26
 	VMULPS       Z27, Z26, Z26
-	VBROADCASTSS ocannlMap33AVX512Consts<>+704(SB), Z28
+	VBROADCASTSS ocannlMap28AVX512Consts<>+704(SB), Z28
 	VFMADD213PS  Z10, Z26, Z28
 	VFMADD213PS  Z11, Z26, Z28
 	VFMADD213PS  Z12, Z26, Z28
@@ -13086,16 +12636,16 @@ e1:
 	VMULPS       Z22, Z26, Z29
 	VRNDSCALEPS  $0x00, Z29, Z29
 	VFNMADD231PS Z23, Z29, Z26
-	VBROADCASTSS ocannlMap33AVX512Consts<>+736(SB), Z30
+	VBROADCASTSS ocannlMap28AVX512Consts<>+736(SB), Z30
 	VFNMADD231PS Z30, Z29, Z26
-	VBROADCASTSS ocannlMap33AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap33AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap28AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap28AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap33AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap28AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap33AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap28AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap33AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap28AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -13113,10 +12663,10 @@ e1:
 	VMULPS       Z29, Z30, Z30
 	VMULPS       Z3, Z27, Z27
 	VFMADD231PS  Z30, Z27, Z30
-	VBROADCASTSS ocannlMap33AVX512Consts<>+928(SB), Z26
+	VBROADCASTSS ocannlMap28AVX512Consts<>+928(SB), Z26
 	VFNMADD231PS Z26, Z25, Z28
 	VMULPS       Z28, Z30, Z30
-	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z25
+	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z25
 	VSUBPS       Z30, Z25, Z25
 	VCMPPS       $0x01, Z0, Z24, K1
 	VBLENDMPS    Z30, Z25, K1, Z2
@@ -13127,256 +12677,257 @@ e1:
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
 	ADDQ         $+64, DX
-	DECQ         BX
+	ADDQ         $+64, BX
+	DECQ         SI
 	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap33AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap33AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap33AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap33AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap33AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap33AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap33AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap33AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap33AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap33AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap33AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap33AVX512Consts<>+704(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+708(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+712(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+716(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+720(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+724(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+728(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+732(SB)/4, $0x38682e04
-DATA ocannlMap33AVX512Consts<>+736(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+740(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+744(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+748(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+752(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+756(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+760(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+764(SB)/4, $0xb102e308
-DATA ocannlMap33AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap33AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap33AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX512Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX512Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX512Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX512Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX512Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX512Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX512Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX512Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap33AVX512Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap28AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap28AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+704(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+708(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+712(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+716(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+720(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+724(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+728(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+732(SB)/4, $0x38682e04
+DATA ocannlMap28AVX512Consts<>+736(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+740(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+744(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+748(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+752(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+756(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+760(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+764(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX512Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX512Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX512Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX512Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX512Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX512Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX512Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13402,9 +12953,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13431,9 +12982,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13457,9 +13008,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13481,9 +13032,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32)
+// func ocannlMap33AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -13498,9 +13049,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13535,9 +13086,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13570,9 +13121,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13593,9 +13144,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13621,9 +13172,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13642,9 +13193,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13671,9 +13222,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13699,9 +13250,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13728,9 +13279,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13750,9 +13301,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13782,9 +13333,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13810,26 +13361,26 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap45AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap45AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap45AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap45AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap45AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap45AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap45AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000400, DX
 
 e1:
@@ -13840,7 +13391,7 @@ e1:
 	VRNDSCALEPS  $0x00, Z14, Z14
 	VFNMADD231PS Z7, Z14, Z13
 	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z15
 	VFMADD213PS  Z9, Z13, Z15
 	VFMADD213PS  Z10, Z13, Z15
 	VFMADD213PS  Z11, Z13, Z15
@@ -13867,123 +13418,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap50AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap45AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap45AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14009,9 +13560,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -14029,9 +13580,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14058,36 +13609,36 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap54AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap54AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap54AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap54AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap54AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap54AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap54AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap54AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap54AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap54AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap54AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap54AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap54AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap54AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap54AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap54AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap54AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap54AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap54AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap54AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap54AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap54AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap54AVX512Consts<>+704(SB), Z24
+	VBROADCASTSS ocannlMap49AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap49AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap49AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap49AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap49AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap49AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap49AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap49AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap49AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap49AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap49AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap49AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap49AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap49AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap49AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap49AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap49AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap49AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap49AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap49AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap49AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap49AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000600, DX
 
 e1:
@@ -14095,11 +13646,11 @@ e1:
 	VPANDD       Z8, Z25, Z26
 	VMINPS       Z26, Z9, Z26
 	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap54AVX512Consts<>+96(SB), Z28
+	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z28
 	VDIVPS       Z27, Z28, Z28
 	VSUBPS       Z1, Z26, Z27
 	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap54AVX512Consts<>+736(SB), Z29
+	VBROADCASTSS ocannlMap49AVX512Consts<>+736(SB), Z29
 	VFMADD213PS  Z10, Z27, Z29
 	VFMADD213PS  Z11, Z27, Z29
 	VFMADD213PS  Z12, Z27, Z29
@@ -14121,14 +13672,14 @@ e1:
 	VRNDSCALEPS  $0x00, Z27, Z27
 	VFNMADD231PS Z23, Z27, Z26
 	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap54AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap54AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap49AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap49AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap54AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap49AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap54AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap49AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap54AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap49AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -14147,7 +13698,7 @@ e1:
 	VMULPS       Z3, Z28, Z28
 	VFMADD231PS  Z30, Z28, Z30
 	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap54AVX512Consts<>+96(SB), Z26
+	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z26
 	VSUBPS       Z30, Z26, Z26
 	VCMPPS       $0x01, Z0, Z25, K1
 	VBLENDMPS    Z30, Z26, K1, Z2
@@ -14160,243 +13711,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap54AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap54AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap54AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap54AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap54AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap54AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap54AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap54AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap54AVX512Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap49AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap49AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap49AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap49AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap49AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap49AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap49AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap49AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+GLOBL ocannlMap49AVX512Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14612,21 +14163,33 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+32(SB), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
 	VMOVUPS    (CX), Z0
+	VMOVUPS    (DX), Z1
+	VADDPS     Z1, Z0, Z0
 	VMOVUPS    64(CX), Z1
+	VMOVUPS    64(DX), Z2
+	VADDPS     Z2, Z1, Z1
 	VMOVUPS    128(CX), Z2
+	VMOVUPS    128(DX), Z3
+	VADDPS     Z3, Z2, Z2
 	VMOVUPS    192(CX), Z3
+	VMOVUPS    192(DX), Z4
+	VADDPS     Z4, Z3, Z3
 	ADDQ       $+256, CX
+	ADDQ       $+256, DX
 	VMOVUPS    (CX), Z4
+	VMOVUPS    (DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z0, Z5
 	VMAXPS     Z0, Z4, Z6
 	VCMPPS     $0x03, Z4, Z0, K1
@@ -14634,6 +14197,8 @@ row1:
 	VPANDD     Z6, Z5, Z0
 	VBLENDMPS  Z4, Z0, K1, Z0
 	VMOVUPS    64(CX), Z4
+	VMOVUPS    64(DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z1, Z5
 	VMAXPS     Z1, Z4, Z6
 	VCMPPS     $0x03, Z4, Z1, K1
@@ -14641,6 +14206,8 @@ row1:
 	VPANDD     Z6, Z5, Z1
 	VBLENDMPS  Z4, Z1, K1, Z1
 	VMOVUPS    128(CX), Z4
+	VMOVUPS    128(DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z2, Z5
 	VMAXPS     Z2, Z4, Z6
 	VCMPPS     $0x03, Z4, Z2, K1
@@ -14648,6 +14215,8 @@ row1:
 	VPANDD     Z6, Z5, Z2
 	VBLENDMPS  Z4, Z2, K1, Z2
 	VMOVUPS    192(CX), Z4
+	VMOVUPS    192(DX), Z5
+	VADDPS     Z5, Z4, Z4
 	VMAXPS     Z4, Z3, Z5
 	VMAXPS     Z3, Z4, Z6
 	VCMPPS     $0x03, Z4, Z3, K1
@@ -14655,6 +14224,7 @@ row1:
 	VPANDD     Z6, Z5, Z3
 	VBLENDMPS  Z4, Z3, K1, Z3
 	ADDQ       $+256, CX
+	ADDQ       $+256, DX
 	VMAXPS     Z1, Z0, Z4
 	VMAXPS     Z0, Z1, Z5
 	VCMPPS     $0x03, Z1, Z0, K1
@@ -14703,9 +14273,10 @@ row1:
 	VBLENDMPS  Z0, Z1, K1, Z1
 	VMOVSS     X1, (AX)
 	ADDQ       $-512, CX
+	ADDQ       $-512, DX
 	ADDQ       $+256, AX
 	ADDQ       $+32768, CX
-	DECQ       DX
+	DECQ       BX
 	JNZ        row1
 	VZEROUPPER
 	RET
@@ -14843,51 +14414,63 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+20(SB), Z2
 	VBROADCASTSS ocannlConst32<>+36(SB), Z3
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (BX), Z3
 	VMOVUPS      (CX), Z20
+	VMOVUPS      (DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z4
-	VMOVUPS      (BX), Z20
+	VMOVUPS      (SI), Z20
 	VCMPPS       $0x04, Z0, Z4, K1
 	VBLENDMPS    Z20, Z2, K1, Z5
 	VMOVUPS      64(CX), Z20
+	VMOVUPS      64(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z6
-	VMOVUPS      64(BX), Z20
+	VMOVUPS      64(SI), Z20
 	VCMPPS       $0x04, Z0, Z6, K1
 	VBLENDMPS    Z20, Z2, K1, Z7
 	VMOVUPS      128(CX), Z20
+	VMOVUPS      128(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z8
-	VMOVUPS      128(BX), Z20
+	VMOVUPS      128(SI), Z20
 	VCMPPS       $0x04, Z0, Z8, K1
 	VBLENDMPS    Z20, Z2, K1, Z9
 	VMOVUPS      192(CX), Z20
+	VMOVUPS      192(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z10
-	VMOVUPS      192(BX), Z20
+	VMOVUPS      192(SI), Z20
 	VCMPPS       $0x04, Z0, Z10, K1
 	VBLENDMPS    Z20, Z2, K1, Z11
 	ADDQ         $+256, CX
-	ADDQ         $+256, BX
+	ADDQ         $+256, DX
+	ADDQ         $+256, SI
 	VMOVUPS      (CX), Z20
+	VMOVUPS      (DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z12
-	VMOVUPS      (BX), Z20
+	VMOVUPS      (SI), Z20
 	VCMPPS       $0x04, Z0, Z12, K1
 	VBLENDMPS    Z20, Z2, K1, Z13
 	VMINPS       Z13, Z5, Z20
@@ -14897,9 +14480,11 @@ row1:
 	VPORD        Z21, Z20, Z5
 	VBLENDMPS    Z22, Z5, K1, Z5
 	VMOVUPS      64(CX), Z20
+	VMOVUPS      64(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z14
-	VMOVUPS      64(BX), Z20
+	VMOVUPS      64(SI), Z20
 	VCMPPS       $0x04, Z0, Z14, K1
 	VBLENDMPS    Z20, Z2, K1, Z15
 	VMINPS       Z15, Z7, Z20
@@ -14909,9 +14494,11 @@ row1:
 	VPORD        Z21, Z20, Z7
 	VBLENDMPS    Z22, Z7, K1, Z7
 	VMOVUPS      128(CX), Z20
+	VMOVUPS      128(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z16
-	VMOVUPS      128(BX), Z20
+	VMOVUPS      128(SI), Z20
 	VCMPPS       $0x04, Z0, Z16, K1
 	VBLENDMPS    Z20, Z2, K1, Z17
 	VMINPS       Z17, Z9, Z20
@@ -14921,9 +14508,11 @@ row1:
 	VPORD        Z21, Z20, Z9
 	VBLENDMPS    Z22, Z9, K1, Z9
 	VMOVUPS      192(CX), Z20
+	VMOVUPS      192(DX), Z21
+	VADDPS       Z21, Z20, Z20
 	VCMPPS       $0x00, Z3, Z20, K1
 	VBLENDMPS    Z1, Z0, K1, Z18
-	VMOVUPS      192(BX), Z3
+	VMOVUPS      192(SI), Z3
 	VCMPPS       $0x04, Z0, Z18, K1
 	VBLENDMPS    Z3, Z2, K1, Z19
 	VMINPS       Z19, Z11, Z3
@@ -14933,7 +14522,8 @@ row1:
 	VPORD        Z20, Z3, Z11
 	VBLENDMPS    Z21, Z11, K1, Z11
 	ADDQ         $+256, CX
-	ADDQ         $+256, BX
+	ADDQ         $+256, DX
+	ADDQ         $+256, SI
 	VMINPS       Z7, Z5, Z3
 	VMINPS       Z5, Z7, Z21
 	VCMPPS       $0x03, Z7, Z5, K1
@@ -14989,11 +14579,12 @@ row1:
 	VBLENDMPS    Z3, Z20, K1, Z20
 	VMOVSS       X20, (AX)
 	ADDQ         $-512, CX
-	ADDQ         $-512, BX
+	ADDQ         $-512, DX
+	ADDQ         $-512, SI
 	ADDQ         $+256, AX
 	ADDQ         $+32768, CX
-	ADDQ         $+256, DX
-	DECQ         SI
+	ADDQ         $+256, BX
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -15083,45 +14674,56 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+40(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (BX), Z1
+	VBROADCASTSS (SI), Z1
 	VMOVUPS      (CX), Z2
 	VMOVUPS      (DX), Z3
+	VMOVUPS      (BX), Z4
+	VMULPS       Z4, Z3, Z3
 	VMULPS       Z1, Z1, Z4
 	VDIVPS       Z4, Z3, Z3
 	VMULPS       Z0, Z3, Z3
 	VMULPS       Z3, Z2, Z2
 	VMOVUPS      64(CX), Z3
 	VMOVUPS      64(DX), Z4
+	VMOVUPS      64(BX), Z5
+	VMULPS       Z5, Z4, Z4
 	VMULPS       Z1, Z1, Z5
 	VDIVPS       Z5, Z4, Z4
 	VMULPS       Z0, Z4, Z4
 	VMULPS       Z4, Z3, Z3
 	VMOVUPS      128(CX), Z4
 	VMOVUPS      128(DX), Z5
+	VMOVUPS      128(BX), Z6
+	VMULPS       Z6, Z5, Z5
 	VMULPS       Z1, Z1, Z6
 	VDIVPS       Z6, Z5, Z5
 	VMULPS       Z0, Z5, Z5
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      192(CX), Z5
 	VMOVUPS      192(DX), Z6
+	VMOVUPS      192(BX), Z7
+	VMULPS       Z7, Z6, Z6
 	VMULPS       Z1, Z1, Z7
 	VDIVPS       Z7, Z6, Z6
 	VMULPS       Z0, Z6, Z6
 	VMULPS       Z6, Z5, Z5
 	VMOVUPS      256(CX), Z6
 	VMOVUPS      256(DX), Z7
+	VMOVUPS      256(BX), Z8
+	VMULPS       Z8, Z7, Z7
 	VMULPS       Z1, Z1, Z8
 	VDIVPS       Z8, Z7, Z7
 	VMULPS       Z0, Z7, Z7
@@ -15129,6 +14731,8 @@ row1:
 	VADDPS       Z6, Z2, Z2
 	VMOVUPS      320(CX), Z6
 	VMOVUPS      320(DX), Z7
+	VMOVUPS      320(BX), Z8
+	VMULPS       Z8, Z7, Z7
 	VMULPS       Z1, Z1, Z1
 	VDIVPS       Z1, Z7, Z1
 	VMULPS       Z0, Z1, Z1
@@ -15150,9 +14754,9 @@ row1:
 	VMOVSS       X1, (AX)
 	ADDQ         $+256, AX
 	ADDQ         $+24576, CX
-	ADDQ         $+24576, DX
-	ADDQ         $+256, BX
-	DECQ         SI
+	ADDQ         $+24576, BX
+	ADDQ         $+256, SI
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -21453,237 +21057,183 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000010, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+32256, AX
-	ADDQ    $+32256, CX
-	ADDQ    $-512, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000010, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VSUBPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+32256, AX
-	ADDQ    $+32256, CX
-	ADDQ    $+256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float32, x0 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000008, SI
 
 row1:
-	MOVQ $0x00000080, BX
+	VBROADCASTSS (BX), Y0
+	MOVQ         $0x00000010, DI
 
 e2:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap14AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap14AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap14AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap14AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap14AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap14AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap14AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap14AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap14AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap14AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap14AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap14AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VADDPS       Y2, Y1, Y1
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap14AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap14AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap14AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap14AVX2Consts<>+416(SB), Y1, Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y2
+	VMAXPS       Y1, Y2, Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y2
+	VMINPS       Y1, Y2, Y1
+	VMULPS       ocannlMap12AVX2Consts<>+64(SB), Y1, Y2
+	VROUNDPS     $0x00, Y2, Y2
+	VFNMADD231PS ocannlMap12AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap12AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap12AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap12AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap12AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap12AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap12AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap12AVX2Consts<>+320(SB), Y2, Y1
+	VROUNDPS     $0x01, Y1, Y1
+	VSUBPS       Y1, Y2, Y2
+	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
+	VMULPS       Y1, Y3, Y3
+	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
-	DECQ         BX
+	ADDQ         $+32, DX
+	DECQ         DI
 	JNZ          e2
-	ADDQ         $+28672, AX
-	ADDQ         $+28672, CX
-	DECQ         DX
+	ADDQ         $-512, DX
+	ADDQ         $+4, BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap14AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap14AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap14AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap14AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap14AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap14AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap14AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap14AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap14AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap14AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap14AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap14AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap14AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap14AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap14AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap14AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap14AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap14AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap14AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap14AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap14AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap12AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21696,83 +21246,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -21784,505 +21334,130 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x0000000c, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $-384, CX
-	ADDQ    $+24192, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x0000000c, DI
+	VBROADCASTSS (BX), Y0
+	VBROADCASTSS (SI), Y1
+	MOVQ         $0x00000010, R8
 
 e2:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+256, DX
-	ADDQ    $-384, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000030, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VADDPS  Y3, Y2, Y2
+	VSUBPS  Y0, Y2, Y2
+	VSUBPS  Y1, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	DECQ    SI
+	DECQ    R8
 	JNZ     e2
-	ADDQ    $-1536, DX
-	DECQ    BX
+	ADDQ    $+32256, AX
+	ADDQ    $+32256, CX
+	ADDQ    $-512, DX
+	ADDQ    $+256, BX
+	ADDQ    $+256, SI
+	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000010, DX
-
-row1:
-	MOVQ $0x00000180, BX
-
-e2:
-	VMOVUPS      (CX), Y1
-	VANDPS       ocannlMap19AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y3
-	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap19AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+96(SB), Y4
-	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap19AVX2Consts<>+64(SB), Y2, Y3
-	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap19AVX2Consts<>+448(SB), Y3, Y5
-	VMULPS       Y4, Y5, Y5
-	VMULPS       Y2, Y2, Y3
-	VMOVUPS      Y3, Y4
-	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap19AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap19AVX2Consts<>+512(SB), Y2
-	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap19AVX2Consts<>+544(SB), Y3
-	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap19AVX2Consts<>+576(SB), Y2, Y3
-	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap19AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap19AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap19AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap19AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap19AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap19AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap19AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap19AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap19AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap19AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap19AVX2Consts<>+832(SB), Y3, Y2
-	VROUNDPS     $0x01, Y2, Y2
-	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap19AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap19AVX2Consts<>+896(SB), Y2, Y2
-	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap19AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap19AVX2Consts<>+896(SB), Y3, Y3
-	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap19AVX2Consts<>+480(SB), Y4, Y4
-	VFMADD231PS  Y6, Y4, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap19AVX2Consts<>+96(SB), Y2
-	VSUBPS       Y6, Y2, Y2
-	VCMPPS       $0x01, Y0, Y1, Y3
-	VBLENDVPS    Y3, Y6, Y2, Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         BX
-	JNZ          e2
-	ADDQ         $+86016, AX
-	ADDQ         $+86016, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap19AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap19AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap19AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap19AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap19AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap19AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap19AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap19AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap19AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap19AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap19AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap19AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap19AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap19AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap19AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap19AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap19AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap19AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap19AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap19AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap19AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap19AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap19AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap19AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap19AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap19AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap19AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap19AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap19AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap19AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap19AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap19AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap19AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap19AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap19AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap19AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $928
-
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22304,9 +21479,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22336,9 +21511,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32)
+// func ocannlMap17AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -22353,9 +21528,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22391,9 +21566,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22420,9 +21595,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22446,9 +21621,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22466,9 +21641,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22496,9 +21671,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22518,9 +21693,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22550,9 +21725,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22582,9 +21757,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22609,9 +21784,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22633,74 +21808,77 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000180, BX
+	MOVQ         $0x00000030, SI
 
 e1:
 	VMOVUPS      (DX), Y1
-	VANDPS       ocannlMap33AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y3
+	VMOVUPS      (BX), Y2
+	VADDPS       Y2, Y1, Y1
+	VANDPS       ocannlMap28AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap33AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap28AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap28AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap33AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap28AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap33AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap28AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap28AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap33AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+512(SB), Y6
+	VMULPS       ocannlMap28AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap28AVX2Consts<>+512(SB), Y6
 	VMAXPS       Y3, Y6, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+544(SB), Y6
+	VMOVUPD      ocannlMap28AVX2Consts<>+544(SB), Y6
 	VMINPS       Y3, Y6, Y3
-	VMULPS       ocannlMap33AVX2Consts<>+576(SB), Y3, Y6
+	VMULPS       ocannlMap28AVX2Consts<>+576(SB), Y3, Y6
 	VROUNDPS     $0x00, Y6, Y6
-	VFNMADD231PS ocannlMap33AVX2Consts<>+608(SB), Y6, Y3
-	VFNMADD231PS ocannlMap33AVX2Consts<>+640(SB), Y6, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+672(SB), Y7
-	VFMADD213PS  ocannlMap33AVX2Consts<>+704(SB), Y3, Y7
-	VFMADD213PS  ocannlMap33AVX2Consts<>+736(SB), Y3, Y7
-	VFMADD213PS  ocannlMap33AVX2Consts<>+768(SB), Y3, Y7
-	VFMADD213PS  ocannlMap33AVX2Consts<>+800(SB), Y3, Y7
-	VFMADD213PS  ocannlMap33AVX2Consts<>+832(SB), Y3, Y7
-	VFMADD213PS  ocannlMap33AVX2Consts<>+96(SB), Y3, Y7
-	VFMADD213PS  ocannlMap33AVX2Consts<>+96(SB), Y3, Y7
-	VMULPS       ocannlMap33AVX2Consts<>+832(SB), Y6, Y3
+	VFNMADD231PS ocannlMap28AVX2Consts<>+608(SB), Y6, Y3
+	VFNMADD231PS ocannlMap28AVX2Consts<>+640(SB), Y6, Y3
+	VMOVUPD      ocannlMap28AVX2Consts<>+672(SB), Y7
+	VFMADD213PS  ocannlMap28AVX2Consts<>+704(SB), Y3, Y7
+	VFMADD213PS  ocannlMap28AVX2Consts<>+736(SB), Y3, Y7
+	VFMADD213PS  ocannlMap28AVX2Consts<>+768(SB), Y3, Y7
+	VFMADD213PS  ocannlMap28AVX2Consts<>+800(SB), Y3, Y7
+	VFMADD213PS  ocannlMap28AVX2Consts<>+832(SB), Y3, Y7
+	VFMADD213PS  ocannlMap28AVX2Consts<>+96(SB), Y3, Y7
+	VFMADD213PS  ocannlMap28AVX2Consts<>+96(SB), Y3, Y7
+	VMULPS       ocannlMap28AVX2Consts<>+832(SB), Y6, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y6, Y6
-	VADDPS       ocannlMap33AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap33AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap28AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap28AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y7, Y7
-	VADDPS       ocannlMap33AVX2Consts<>+864(SB), Y6, Y6
-	VPADDD       ocannlMap33AVX2Consts<>+896(SB), Y6, Y6
+	VADDPS       ocannlMap28AVX2Consts<>+864(SB), Y6, Y6
+	VPADDD       ocannlMap28AVX2Consts<>+896(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
 	VMULPS       Y6, Y7, Y7
-	VMULPS       ocannlMap33AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap28AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y7, Y4, Y7
-	VFNMADD231PS ocannlMap33AVX2Consts<>+928(SB), Y2, Y5
+	VFNMADD231PS ocannlMap28AVX2Consts<>+928(SB), Y2, Y5
 	VMULPS       Y5, Y7, Y7
-	VMOVUPD      ocannlMap33AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap28AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y7, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y1
 	VBLENDVPS    Y1, Y7, Y2, Y1
@@ -22711,256 +21889,257 @@ e1:
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
-	DECQ         BX
+	ADDQ         $+32, BX
+	DECQ         SI
 	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap33AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap33AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap33AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap33AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap33AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap33AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap33AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap33AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap33AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap33AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap33AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap33AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap33AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap33AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap33AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap33AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap33AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap33AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap33AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap33AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap33AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap33AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap33AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap33AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap33AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap33AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap33AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap33AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+924(SB)/4, $0x0000007f
-DATA ocannlMap33AVX2Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap33AVX2Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap28AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap28AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap28AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX2Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX2Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX2Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX2Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX2Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX2Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap28AVX2Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22986,9 +22165,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23015,9 +22194,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23041,9 +22220,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23065,9 +22244,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32)
+// func ocannlMap33AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -23082,9 +22261,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23119,9 +22298,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23154,9 +22333,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23177,9 +22356,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23205,9 +22384,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23226,9 +22405,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23255,9 +22434,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23283,9 +22462,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23312,9 +22491,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23334,9 +22513,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23366,9 +22545,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23394,9 +22573,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23405,31 +22584,31 @@ TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap45AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -23440,123 +22619,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap45AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23582,9 +22761,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23602,9 +22781,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23631,9 +22810,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23642,61 +22821,61 @@ TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y1
-	VANDPS       ocannlMap54AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap54AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap49AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap49AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap54AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap54AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap49AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap49AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap54AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap49AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap54AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap54AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap49AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap49AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap54AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap54AVX2Consts<>+512(SB), Y2
+	VMULPS       ocannlMap49AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap49AVX2Consts<>+512(SB), Y2
 	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap54AVX2Consts<>+544(SB), Y3
+	VMOVUPD      ocannlMap49AVX2Consts<>+544(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap54AVX2Consts<>+576(SB), Y2, Y3
+	VMULPS       ocannlMap49AVX2Consts<>+576(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap54AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap54AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap54AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap54AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap54AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap54AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap54AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap54AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap54AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap54AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap54AVX2Consts<>+832(SB), Y3, Y2
+	VFNMADD231PS ocannlMap49AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap49AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap49AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap49AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap49AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap49AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap49AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap49AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap49AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap49AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap49AVX2Consts<>+832(SB), Y3, Y2
 	VROUNDPS     $0x01, Y2, Y2
 	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap54AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap54AVX2Consts<>+896(SB), Y2, Y2
+	VADDPS       ocannlMap49AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap49AVX2Consts<>+896(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap54AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap54AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap49AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap49AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap54AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap49AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y6, Y4, Y6
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap54AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap49AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y6, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y3
 	VBLENDVPS    Y3, Y6, Y2, Y2
@@ -23709,243 +22888,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap54AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap54AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap54AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap54AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap54AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap54AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap54AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap54AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap54AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap54AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap54AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap54AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap54AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap54AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap54AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap54AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap54AVX2Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap49AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap49AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap49AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap49AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap49AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap49AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap49AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap49AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap49AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap49AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap49AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap49AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap49AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap49AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap49AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap49AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24208,49 +23387,68 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+32(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
 	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPS  Y1, Y0, Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 32(DX), Y2
+	VADDPS  Y2, Y1, Y1
 	VMOVUPS 64(CX), Y2
+	VMOVUPS 64(DX), Y3
+	VADDPS  Y3, Y2, Y2
 	VMOVUPS 96(CX), Y3
+	VMOVUPS 96(DX), Y4
+	VADDPS  Y4, Y3, Y3
 	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
+	ADDQ    $+128, DX
+	MOVQ    $0x00000003, SI
 
 grp2:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y0, Y5
 	VMAXPS       Y0, Y4, Y6
 	VCMPPS       $0x03, Y4, Y0, Y4
 	VANDPS       Y6, Y5, Y0
 	VORPS        Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y1, Y5
 	VMAXPS       Y1, Y4, Y6
 	VCMPPS       $0x03, Y4, Y1, Y4
 	VANDPS       Y6, Y5, Y1
 	VORPS        Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y2, Y5
 	VMAXPS       Y2, Y4, Y6
 	VCMPPS       $0x03, Y4, Y2, Y4
 	VANDPS       Y6, Y5, Y2
 	VORPS        Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VMAXPS       Y4, Y3, Y5
 	VMAXPS       Y3, Y4, Y6
 	VCMPPS       $0x03, Y4, Y3, Y4
 	VANDPS       Y6, Y5, Y3
 	VORPS        Y4, Y3, Y3
 	ADDQ         $+128, CX
-	DECQ         BX
+	ADDQ         $+128, DX
+	DECQ         SI
 	JNZ          grp2
 	VMAXPS       Y1, Y0, Y4
 	VMAXPS       Y0, Y1, Y5
@@ -24287,9 +23485,10 @@ grp2:
 	VORPS        X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         $-512, CX
+	ADDQ         $-512, DX
 	ADDQ         $+256, AX
 	ADDQ         $+32768, CX
-	DECQ         DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -24431,36 +23630,42 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+20(SB), Y2
 	VBROADCASTSS ocannlConst32<>+36(SB), Y3
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y3
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y5, Y4, Y4
 	VCMPPS       $0x00, Y3, Y4, Y4
 	VBLENDVPS    Y4, Y1, Y0, Y4
-	VMOVUPS      (BX), Y5
+	VMOVUPS      (SI), Y5
 	VCMPPS       $0x04, Y0, Y4, Y4
 	VBLENDVPS    Y4, Y5, Y2, Y4
 	ADDQ         $+32, CX
-	ADDQ         $+32, BX
-	MOVQ         $0x0000000f, DI
+	ADDQ         $+32, DX
+	ADDQ         $+32, SI
+	MOVQ         $0x0000000f, R8
 
 grp2:
 	VMOVUPS      (CX), Y5
+	VMOVUPS      (DX), Y6
+	VADDPS       Y6, Y5, Y5
 	VCMPPS       $0x00, Y3, Y5, Y5
 	VBLENDVPS    Y5, Y1, Y0, Y5
-	VMOVUPS      (BX), Y6
+	VMOVUPS      (SI), Y6
 	VCMPPS       $0x04, Y0, Y5, Y5
 	VBLENDVPS    Y5, Y6, Y2, Y5
 	VMINPS       Y5, Y4, Y6
@@ -24469,8 +23674,9 @@ grp2:
 	VORPS        Y7, Y6, Y4
 	VORPS        Y5, Y4, Y4
 	ADDQ         $+32, CX
-	ADDQ         $+32, BX
-	DECQ         DI
+	ADDQ         $+32, DX
+	ADDQ         $+32, SI
+	DECQ         R8
 	JNZ          grp2
 	VEXTRACTF128 $0x01, Y4, X3
 	VMINPS       X3, X4, X5
@@ -24498,11 +23704,12 @@ grp2:
 	VORPS        X3, X4, X4
 	VMOVSS       X4, (AX)
 	ADDQ         $-512, CX
-	ADDQ         $-512, BX
+	ADDQ         $-512, DX
+	ADDQ         $-512, SI
 	ADDQ         $+256, AX
 	ADDQ         $+32768, CX
-	ADDQ         $+256, DX
-	DECQ         SI
+	ADDQ         $+256, BX
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -24583,50 +23790,62 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+40(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000010, DI
 
 row1:
-	VBROADCASTSS (BX), Y1
+	VBROADCASTSS (SI), Y1
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
+	VMOVUPS      (BX), Y4
+	VMULPS       Y4, Y3, Y3
 	VMULPS       Y1, Y1, Y4
 	VDIVPS       Y4, Y3, Y3
 	VMULPS       Y0, Y3, Y3
 	VMULPS       Y3, Y2, Y2
 	VMOVUPS      32(CX), Y3
 	VMOVUPS      32(DX), Y4
+	VMOVUPS      32(BX), Y5
+	VMULPS       Y5, Y4, Y4
 	VMULPS       Y1, Y1, Y5
 	VDIVPS       Y5, Y4, Y4
 	VMULPS       Y0, Y4, Y4
 	VMULPS       Y4, Y3, Y3
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      64(DX), Y5
+	VMOVUPS      64(BX), Y6
+	VMULPS       Y6, Y5, Y5
 	VMULPS       Y1, Y1, Y6
 	VDIVPS       Y6, Y5, Y5
 	VMULPS       Y0, Y5, Y5
 	VMULPS       Y5, Y4, Y4
 	VMOVUPS      96(CX), Y5
 	VMOVUPS      96(DX), Y6
+	VMOVUPS      96(BX), Y7
+	VMULPS       Y7, Y6, Y6
 	VMULPS       Y1, Y1, Y7
 	VDIVPS       Y7, Y6, Y6
 	VMULPS       Y0, Y6, Y6
 	VMULPS       Y6, Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
-	MOVQ         $0x00000002, DI
+	ADDQ         $+128, BX
+	MOVQ         $0x00000002, R8
 
 grp2:
 	VMOVUPS      (CX), Y6
 	VMOVUPS      (DX), Y7
+	VMOVUPS      (BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -24634,6 +23853,8 @@ grp2:
 	VADDPS       Y6, Y2, Y2
 	VMOVUPS      32(CX), Y6
 	VMOVUPS      32(DX), Y7
+	VMOVUPS      32(BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -24641,6 +23862,8 @@ grp2:
 	VADDPS       Y6, Y3, Y3
 	VMOVUPS      64(CX), Y6
 	VMOVUPS      64(DX), Y7
+	VMOVUPS      64(BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -24648,6 +23871,8 @@ grp2:
 	VADDPS       Y6, Y4, Y4
 	VMOVUPS      96(CX), Y6
 	VMOVUPS      96(DX), Y7
+	VMOVUPS      96(BX), Y8
+	VMULPS       Y8, Y7, Y7
 	VMULPS       Y1, Y1, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
@@ -24655,7 +23880,8 @@ grp2:
 	VADDPS       Y6, Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
-	DECQ         DI
+	ADDQ         $+128, BX
+	DECQ         R8
 	JNZ          grp2
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y5, Y4, Y2
@@ -24671,11 +23897,12 @@ grp2:
 	VMOVSS       X1, (AX)
 	ADDQ         $-384, CX
 	ADDQ         $-384, DX
+	ADDQ         $-384, BX
 	ADDQ         $+256, AX
 	ADDQ         $+24576, CX
-	ADDQ         $+24576, DX
-	ADDQ         $+256, BX
-	DECQ         SI
+	ADDQ         $+24576, BX
+	ADDQ         $+256, SI
+	DECQ         DI
 	JNZ          row1
 	VZEROUPPER
 	RET

@@ -177,17 +177,19 @@ func ocannlMap11AVX512(c, x0, x1, x2, x3 *float32) {
 }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1 *float32) {
+func ocannlMap12AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
-// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
 }
 
-// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
+}
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX512(c, x0, x1 *float32) {
@@ -195,17 +197,17 @@ func ocannlMap16AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
-}
+func ocannlMap17AVX512(c *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float32) {
+func ocannlMap18AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
+func ocannlMap19AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap20AVX512(c, x0, x1 *float32) {
@@ -213,17 +215,15 @@ func ocannlMap20AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
-}
+func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+func ocannlMap22AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+}
 
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
-}
+func ocannlMap23AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX512(c, x0, x1 *float32) {
@@ -244,12 +244,12 @@ func ocannlMap27AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+func ocannlMap28AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+}
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
-}
+func ocannlMap29AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX512(c, x0, x1 *float32) {
@@ -265,20 +265,22 @@ func ocannlMap32AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
-}
+func ocannlMap33AVX512(c *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
+func ocannlMap34AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float32) {
+func ocannlMap35AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
+}
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX512(c, x0, x1 *float32) {
@@ -286,15 +288,15 @@ func ocannlMap37AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap39AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
 }
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap40AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
 }
 
@@ -309,7 +311,9 @@ func ocannlMap42AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
+func ocannlMap43AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
+}
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap44AVX512(c, x0, x1 *float32) {
@@ -317,9 +321,7 @@ func ocannlMap44AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
-}
+func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX512(c, x0, x1 *float32) {
@@ -327,9 +329,7 @@ func ocannlMap46AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
-}
+func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap48AVX512(c, x0, x1 *float32) {
@@ -337,32 +337,11 @@ func ocannlMap48AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
-}
+func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
-
-// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
-}
-
-// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
-
-// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
-}
-
-// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
-
-// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
+func ocannlMap50AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -476,44 +455,46 @@ func ocannlMap11AVX2(c, x0, x1, x2, x3 *float32) {
 }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap12AVX2 called without assembly")
+}
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap14AVX2 called without assembly")
+}
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap17AVX2 called without assembly")
-}
+func ocannlMap17AVX2(c *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap18AVX2 called without assembly")
+}
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap23AVX2 called without assembly")
-}
+func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
@@ -528,10 +509,12 @@ func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called 
 func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX2 called without assembly")
+}
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
@@ -543,32 +526,32 @@ func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called 
 func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap34AVX2 called without assembly")
+}
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap35AVX2 called without assembly")
+}
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap39AVX2 called without assembly")
-}
+func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap40AVX2 called without assembly")
-}
+func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
@@ -577,43 +560,28 @@ func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 cal
 func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
-
-// ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
-
-// ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
-
-// ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
-
-// ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
-
-// ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {
@@ -636,7 +604,7 @@ func ocannlReduce3AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX512(c, x0 *float32) {
+func ocannlReduce4AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
 }
 
@@ -656,7 +624,7 @@ func ocannlReduce7AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce8AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
 }
 
@@ -671,7 +639,7 @@ func ocannlReduce10AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce11AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
 }
 
@@ -728,7 +696,9 @@ func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 cal
 func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
+func ocannlReduce4AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
+}
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
@@ -740,7 +710,7 @@ func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 cal
 func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce8AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
 }
 
@@ -753,7 +723,7 @@ func ocannlReduce10AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce11AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
