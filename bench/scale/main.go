@@ -238,6 +238,10 @@ func resnetBF16Model(rank int) model {
 // images : 256 | 12, 12, 1).
 const cnnBatch = 256
 
+// settleSteps are the untimed steps after the collection before the
+// timed ones (see main).
+const settleSteps = 3
+
 // cnnModel is bench/models.CNN, examples/cnn's glyph classifier trained
 // on batches of 256 (the thread-scaling benchmark's CNN), on random
 // 12x12 images and classes.
@@ -423,6 +427,17 @@ func main() {
 	wall := make([]float64, *steps)
 	cpuT := make([]float64, *steps)
 	runtime.GC()
+	// Untimed steps after the collection: a GC empties the Go runtime's
+	// caches of goroutine wait records (sudogs, 112 bytes), so the pool's
+	// first barrier waits after it allocate some, and now and then one
+	// more until the runtime's per-P caches settle (the caller parks on
+	// one P and releases the record on another). A 2-thread step would
+	// count them (0.1-1 per step); a training loop that allocates
+	// nothing does not collect and keeps its caches.
+	// OCANNLGEN_ALLOC_SIZES=1 prints the timed allocations by size.
+	for range settleSteps {
+		m.step()
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	if *cpuProfile != "" {
@@ -448,6 +463,13 @@ func main() {
 		pprof.StopCPUProfile()
 	}
 	allocs := float64(ms1.Mallocs-ms0.Mallocs) / float64(*steps)
+	if os.Getenv("OCANNLGEN_ALLOC_SIZES") != "" {
+		for i := range ms1.BySize {
+			if d := ms1.BySize[i].Mallocs - ms0.BySize[i].Mallocs; d > 0 {
+				fmt.Fprintf(os.Stderr, "timed allocations of %d bytes: %d\n", ms1.BySize[i].Size, d)
+			}
+		}
+	}
 	w, c := median(wall), median(cpuT)
 	ls := make([]string, len(losses))
 	for i, l := range losses {
