@@ -3,6 +3,7 @@ package loopir
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -189,8 +190,9 @@ const MaxRecomputeSmall = 1 << 16
 // and constants, and loads exactly one array of t's size (each axis by
 // its own loop, the big operand), its other loads arrays of at most
 // MaxRecomputeSmall cells. Every other statement touching t reads it
-// as fuseOne's reader does (one load per cell, not its own store, e's
-// tensors unchanged since the writer, accepted). Each reader then
+// as fuseOne's reader does (each cell once, at one index, which a
+// square loads twice; not its own store, e's tensors unchanged since
+// the writer, accepted). Each reader then
 // computes e itself and the writer goes: the same operations on the
 // same values, so the same bits, and one pass over memory less (a bias
 // add before a GELU whose backward reads the pre-activation: the
@@ -225,14 +227,20 @@ func recomputeCheap(q *Program, t int, touch []stmtRef, accept Acceptor) bool {
 		if !ok || rSt.Tensor == t || reads[rSt.Tensor] || rSt.Accumulate && rSt.Accum != ops.NoAccum && accept == nil {
 			return false
 		}
+		// Every load of t at one cell (a square reads it twice).
 		var load *Load
-		loads := 0
+		same := true
 		WalkLoads(rSt.Value, func(l *Load) {
 			if l.Tensor == t {
-				load, loads = l, loads+1
+				if load != nil && !slices.EqualFunc(l.Index, load.Index, func(x, y IndexExpr) bool {
+					return x.Offset == y.Offset && slices.Equal(x.Terms, y.Terms)
+				}) {
+					same = false
+				}
+				load = l
 			}
 		})
-		if loads != 1 {
+		if load == nil || !same {
 			return false
 		}
 		if _, ok := axisLoops(load.Index, rLoops, dims); !ok || writesBetween(q, w, r, reads) {

@@ -696,350 +696,345 @@ func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap66AVX512(c *float32, x0 *float32)
 
-// ocannlMap67AVX512 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
+// ocannlMap67AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap67AVX512(c *float32, x0 *float32)
 
-// ocannlMap68AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap68AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap68AVX512(c *float32, x0 *float32)
 
-// ocannlMap69AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap69AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,sub(x1,x2)),x3),x4).
 //
 //go:noescape
-func ocannlMap69AVX512(c *float32, x0 *float32)
+func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlMap70AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap70AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap71AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
+// ocannlMap71AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap72AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
+// ocannlMap72AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap73AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap73AVX512 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap74AVX512 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
+// ocannlMap74AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap75AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
+// ocannlMap75AVX512 runs a float32 pointwise kernel over 256 elements: c = exp(sub(add(x0,x1),x2)).
 //
 //go:noescape
 func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap76AVX512 runs a float32 pointwise kernel over 256 elements: c = exp(sub(add(x0,x1),x2)).
+// ocannlMap77AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(sub(add(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap78AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(sub(add(x0,x1),x2),x3).
+// ocannlMap78AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap79AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap79AVX512 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap80AVX512 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
+// ocannlMap80AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap80AVX512(c *float32)
 
-// ocannlMap81AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap81AVX512(c *float32)
+func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap82AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap82AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap83AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap84AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap84AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap84AVX512(c *float32, x0 *float32)
 
-// ocannlMap85AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap85AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap85AVX512(c *float32, x0 *float32)
+func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap86AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap86AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
-func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap86AVX512(c *float32, x0 *float32)
 
-// ocannlMap87AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap87AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap87AVX512(c *float32, x0 *float32)
+func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap88AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap88AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(sub(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap89AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap89AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap89AVX512(c *float32, x0 *float32)
 
-// ocannlMap90AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap90AVX512 runs a float32 pointwise kernel over 1536 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
 //
 //go:noescape
-func ocannlMap90AVX512(c *float32, x0 *float32)
+func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap91AVX512 runs a float32 pointwise kernel over 1536 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
-func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap91AVX512(c *float32, x0 *float32)
 
-// ocannlMap92AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap92AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap92AVX512(c *float32, x0 *float32)
+func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
-func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap93AVX512(c *float32, x0 *float32)
 
-// ocannlMap94AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap94AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap94AVX512(c *float32, x0 *float32)
+func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap95AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap95AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap95AVX512(c *float32)
 
-// ocannlMap96AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap96AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap96AVX512(c *float32)
+func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap97AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap97AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
 func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap98AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap98AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap98AVX512(c *float32, x0 *float32)
 
-// ocannlMap99AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap99AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap99AVX512(c *float32, x0 *float32)
+func ocannlMap99AVX512(c *float32)
 
-// ocannlMap100AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap100AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
 func ocannlMap100AVX512(c *float32)
 
-// ocannlMap101AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap101AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap101AVX512(c *float32)
+func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap102AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap102AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap103AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap103AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap104AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap104AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap105AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap105AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap106AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap106AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap107AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap107AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap108AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap108AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap109AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap110AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap110AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap110AVX512(c *float32, x0 *float32)
 
-// ocannlMap111AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap111AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap111AVX512(c *float32, x0 *float32)
+func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap112AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap112AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap113AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap113AVX512(c *float32, x0 *float32)
 
-// ocannlMap114AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap115AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap114AVX512(c *float32, x0 *float32)
+func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap116AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap117AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap118AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap119AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap119AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap119AVX512(c *float32, x0 *float32)
 
-// ocannlMap120AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap120AVX512(c *float32, x0 *float32)
+func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap121AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap121AVX512(c *float32, x0 *float32)
 
-// ocannlMap122AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap122AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap122AVX512(c *float32, x0 *float32)
+func ocannlMap122AVX512(c *float32)
 
-// ocannlMap123AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap123AVX512(c *float32)
 
-// ocannlMap124AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap124AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap124AVX512(c *float32)
 
-// ocannlMap125AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap125AVX512(c *float32)
 
-// ocannlMap126AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap126AVX512(c *float32)
+func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap127AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap127AVX512(c *float32)
 
-// ocannlMap128AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap128AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap128AVX512(c *float32)
 
-// ocannlMap129AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap129AVX512(c *float32)
 
-// ocannlMap130AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap130AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap130AVX512(c *float32)
 
-// ocannlMap131AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap131AVX512(c *float32)
+func ocannlMap131AVX512(c *float32, x0 *float32)
 
-// ocannlMap132AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
-func ocannlMap132AVX512(c *float32, x0 *float32)
+func ocannlMap132AVX512(c *float32)
 
-// ocannlMap133AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap133AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap133AVX512(c *float32)
 
-// ocannlMap134AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap134AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap134AVX512(c *float32)
 
-// ocannlMap135AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap135AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap135AVX512(c *float32)
 
-// ocannlMap136AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap136AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap136AVX512(c *float32)
-
-// ocannlMap137AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap137AVX512(c *float32, x0 *float32)
+func ocannlMap136AVX512(c *float32, x0 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -1181,10 +1176,10 @@ func ocannlReduce26AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce27AVX512(c *float32, x0 *float32)
 
-// ocannlReduce28AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 384 elements.
+// ocannlReduce28AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(sub(x0,x1),sub(x0,x1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce28AVX512(c *float32, x0 *float32)
+func ocannlReduce28AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce29AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
 //
@@ -1226,15 +1221,15 @@ func ocannlReduce35AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce36AVX512(c *float32, x0 *float32)
 
-// ocannlReduce37AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,x2),mul(x3,x3)),-1)), 16 rows of 384 elements.
+// ocannlReduce37AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlReduce38AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce38AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlReduce39AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //
@@ -2006,360 +2001,355 @@ func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap66AVX2(c *float32, x0 *float32)
 
-// ocannlMap67AVX2 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
+// ocannlMap67AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap67AVX2(c *float32, x0 *float32)
 
-// ocannlMap68AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap68AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap68AVX2(c *float32, x0 *float32)
 
-// ocannlMap69AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap69AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,sub(x1,x2)),x3),x4).
 //
 //go:noescape
-func ocannlMap69AVX2(c *float32, x0 *float32)
+func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlMap70AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap70AVX2 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap71AVX2 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
+// ocannlMap71AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap72AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
+// ocannlMap72AVX2 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap73AVX2 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap73AVX2 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap74AVX2 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
+// ocannlMap74AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap75AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
+// ocannlMap75AVX2 runs a float32 pointwise kernel over 256 elements: c = exp(sub(add(x0,x1),x2)).
 //
 //go:noescape
 func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap76AVX2 runs a float32 pointwise kernel over 256 elements: c = exp(sub(add(x0,x1),x2)).
+// ocannlMap76AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap76AVX2(c *float32, x0 *float32)
 
-// ocannlMap77AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap77AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(sub(add(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap77AVX2(c *float32, x0 *float32)
+func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap78AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(sub(add(x0,x1),x2),x3).
+// ocannlMap78AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap79AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap79AVX2 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap80AVX2 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
+// ocannlMap80AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap80AVX2(c *float32)
 
-// ocannlMap81AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap81AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap81AVX2(c *float32)
+func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap82AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap82AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap83AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap83AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap84AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap84AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap84AVX2(c *float32, x0 *float32)
 
-// ocannlMap85AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap85AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap85AVX2(c *float32, x0 *float32)
+func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap86AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap86AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
-func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap86AVX2(c *float32, x0 *float32)
 
-// ocannlMap87AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap87AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap87AVX2(c *float32, x0 *float32)
+func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap88AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap88AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(sub(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap89AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+// ocannlMap89AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap89AVX2(c *float32, x0 *float32)
 
-// ocannlMap90AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap90AVX2 runs a float32 pointwise kernel over 1536 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
 //
 //go:noescape
-func ocannlMap90AVX2(c *float32, x0 *float32)
+func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap91AVX2 runs a float32 pointwise kernel over 1536 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
+// ocannlMap91AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
-func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap91AVX2(c *float32, x0 *float32)
 
-// ocannlMap92AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap92AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap92AVX2(c *float32, x0 *float32)
+func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap93AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap93AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
-func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap93AVX2(c *float32, x0 *float32)
 
-// ocannlMap94AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap94AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap94AVX2(c *float32, x0 *float32)
+func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap95AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap95AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap95AVX2(c *float32)
 
-// ocannlMap96AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap96AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap96AVX2(c *float32)
+func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap97AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap97AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
 func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap98AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap98AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap98AVX2(c *float32, x0 *float32)
 
-// ocannlMap99AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap99AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap99AVX2(c *float32, x0 *float32)
+func ocannlMap99AVX2(c *float32)
 
-// ocannlMap100AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap100AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
 func ocannlMap100AVX2(c *float32)
 
-// ocannlMap101AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap101AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap101AVX2(c *float32)
+func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap102AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap102AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap103AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap103AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap104AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap104AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap105AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap105AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap106AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap106AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap107AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap107AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap108AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap108AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap109AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap110AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap110AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap110AVX2(c *float32, x0 *float32)
 
-// ocannlMap111AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap111AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap111AVX2(c *float32, x0 *float32)
+func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap112AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap112AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap113AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap113AVX2(c *float32, x0 *float32)
 
-// ocannlMap114AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap114AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap114AVX2(c *float32, x0 *float32)
 
-// ocannlMap115AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
+// ocannlMap115AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap115AVX2(c *float32, x0 *float32)
+func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap116AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap116AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap117AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap117AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap118AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap119AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap119AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap119AVX2(c *float32, x0 *float32)
 
-// ocannlMap120AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap120AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap120AVX2(c *float32, x0 *float32)
+func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap121AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap121AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap121AVX2(c *float32, x0 *float32)
 
-// ocannlMap122AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap122AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap122AVX2(c *float32, x0 *float32)
+func ocannlMap122AVX2(c *float32)
 
-// ocannlMap123AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap123AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap123AVX2(c *float32)
 
-// ocannlMap124AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap124AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap124AVX2(c *float32)
 
-// ocannlMap125AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap125AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap125AVX2(c *float32)
 
-// ocannlMap126AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap126AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap126AVX2(c *float32)
+func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap127AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap127AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap127AVX2(c *float32)
 
-// ocannlMap128AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap128AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap128AVX2(c *float32)
 
-// ocannlMap129AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap129AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap129AVX2(c *float32)
 
-// ocannlMap130AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap130AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap130AVX2(c *float32)
 
-// ocannlMap131AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap131AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap131AVX2(c *float32)
+func ocannlMap131AVX2(c *float32, x0 *float32)
 
-// ocannlMap132AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap132AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
-func ocannlMap132AVX2(c *float32, x0 *float32)
+func ocannlMap132AVX2(c *float32)
 
-// ocannlMap133AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap133AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap133AVX2(c *float32)
 
-// ocannlMap134AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap134AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap134AVX2(c *float32)
 
-// ocannlMap135AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap135AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap135AVX2(c *float32)
 
-// ocannlMap136AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap136AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap136AVX2(c *float32)
-
-// ocannlMap137AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap137AVX2(c *float32, x0 *float32)
+func ocannlMap136AVX2(c *float32, x0 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -2501,10 +2491,10 @@ func ocannlReduce26AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce27AVX2(c *float32, x0 *float32)
 
-// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 384 elements.
+// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(sub(x0,x1),sub(x0,x1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce28AVX2(c *float32, x0 *float32)
+func ocannlReduce28AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce29AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
 //
@@ -2546,15 +2536,15 @@ func ocannlReduce35AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce36AVX2(c *float32, x0 *float32)
 
-// ocannlReduce37AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,x2),mul(x3,x3)),-1)), 16 rows of 384 elements.
+// ocannlReduce37AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlReduce39AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //

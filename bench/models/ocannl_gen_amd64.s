@@ -34497,37 +34497,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000018, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VSUBPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -34546,9 +34518,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -34566,47 +34538,51 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (BX), Z0
-	MOVQ         $0x00000018, R8
+	VBROADCASTSS (SI), Z1
+	MOVQ         $0x00000018, R9
 
 e2:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (SI), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VSUBPS  Z0, Z3, Z3
+	VMULPS  Z3, Z2, Z2
+	VDIVPS  Z1, Z2, Z2
+	VMOVUPS (DI), Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	ADDQ    $+64, SI
-	DECQ    R8
+	ADDQ    $+64, DI
+	DECQ    R9
 	JNZ     e2
 	ADDQ    $-1536, CX
 	ADDQ    $+4, BX
-	ADDQ    $-1536, SI
-	DECQ    DI
+	ADDQ    $+4, SI
+	ADDQ    $-1536, DI
+	DECQ    R8
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -34639,27 +34615,27 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap72AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap72AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap72AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap72AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap72AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap72AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap72AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap72AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap72AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap72AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap72AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap72AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap72AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap71AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap71AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap71AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap71AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap71AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap71AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap71AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap71AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap71AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap71AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap71AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap71AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000060, BX
 
 row1:
@@ -34675,7 +34651,7 @@ e2:
 	VRNDSCALEPS  $0x00, Z15, Z15
 	VFNMADD231PS Z7, Z15, Z14
 	VFNMADD231PS Z8, Z15, Z14
-	VBROADCASTSS ocannlMap72AVX512Consts<>+416(SB), Z16
+	VBROADCASTSS ocannlMap71AVX512Consts<>+416(SB), Z16
 	VFMADD213PS  Z9, Z14, Z16
 	VFMADD213PS  Z10, Z14, Z16
 	VFMADD213PS  Z11, Z14, Z16
@@ -34705,123 +34681,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap72AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap72AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap72AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap72AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap72AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap72AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap72AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap72AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap72AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap72AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap72AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap72AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap72AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap72AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap72AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap72AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap72AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap71AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap71AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -34847,37 +34823,37 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap74AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap74AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap74AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap74AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap74AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap74AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap74AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap74AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap74AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap74AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap74AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap74AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap74AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap74AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap74AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap74AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap74AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap74AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap74AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap74AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap74AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap74AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap74AVX512Consts<>+704(SB), Z24
+	VBROADCASTSS ocannlMap73AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap73AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap73AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap73AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap73AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap73AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap73AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap73AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap73AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap73AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap73AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap73AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap73AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap73AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap73AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap73AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap73AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap73AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap73AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap73AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap73AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap73AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap73AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000010, BX
 
 row1:
@@ -34890,11 +34866,11 @@ e2:
 	VPANDD       Z8, Z25, Z26
 	VMINPS       Z26, Z9, Z26
 	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap74AVX512Consts<>+96(SB), Z28
+	VBROADCASTSS ocannlMap73AVX512Consts<>+96(SB), Z28
 	VDIVPS       Z27, Z28, Z28
 	VSUBPS       Z1, Z26, Z27
 	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap74AVX512Consts<>+736(SB), Z29
+	VBROADCASTSS ocannlMap73AVX512Consts<>+736(SB), Z29
 	VFMADD213PS  Z10, Z27, Z29
 	VFMADD213PS  Z11, Z27, Z29
 	VFMADD213PS  Z12, Z27, Z29
@@ -34916,14 +34892,14 @@ e2:
 	VRNDSCALEPS  $0x00, Z27, Z27
 	VFNMADD231PS Z23, Z27, Z26
 	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap74AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap74AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap73AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap73AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap74AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap73AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap74AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap73AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap74AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap73AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -34942,7 +34918,7 @@ e2:
 	VMULPS       Z3, Z28, Z28
 	VFMADD231PS  Z30, Z28, Z30
 	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap74AVX512Consts<>+96(SB), Z26
+	VBROADCASTSS ocannlMap73AVX512Consts<>+96(SB), Z26
 	VSUBPS       Z30, Z26, Z26
 	VCMPPS       $0x01, Z0, Z25, K1
 	VBLENDMPS    Z30, Z26, K1, Z2
@@ -34959,243 +34935,243 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap74AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap74AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap74AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap74AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap74AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap74AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap74AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap74AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap74AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap74AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap74AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap74AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap74AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap74AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap74AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap74AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap74AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap74AVX512Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap73AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap73AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap73AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap73AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap73AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap73AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap73AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap73AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap73AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap73AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap73AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap73AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap73AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap73AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap73AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap73AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap73AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+GLOBL ocannlMap73AVX512Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35226,28 +35202,28 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap76AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap76AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap76AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap76AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap76AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap76AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap76AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap76AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap76AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap76AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap76AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap76AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap76AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap75AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap75AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap75AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap75AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap75AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap75AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap75AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap75AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap75AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap75AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap75AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap75AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap75AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000010, SI
 
 row1:
@@ -35265,7 +35241,7 @@ e2:
 	VRNDSCALEPS  $0x00, Z15, Z15
 	VFNMADD231PS Z7, Z15, Z14
 	VFNMADD231PS Z8, Z15, Z14
-	VBROADCASTSS ocannlMap76AVX512Consts<>+416(SB), Z16
+	VBROADCASTSS ocannlMap75AVX512Consts<>+416(SB), Z16
 	VFMADD213PS  Z9, Z14, Z16
 	VFMADD213PS  Z10, Z14, Z16
 	VFMADD213PS  Z11, Z14, Z16
@@ -35297,123 +35273,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap76AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap76AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap76AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap76AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap76AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap76AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap76AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap76AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap76AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap76AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap76AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap76AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap76AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap76AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap76AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap76AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap76AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap75AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap75AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap75AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap75AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap75AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap75AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap75AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap75AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap75AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap75AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap75AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap75AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap75AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap75AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap75AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap75AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap75AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35448,9 +35424,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35472,9 +35448,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35502,9 +35478,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX512(c *float32)
+// func ocannlMap80AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -35519,9 +35495,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35556,9 +35532,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35579,9 +35555,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35605,9 +35581,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX512(c *float32, x0 *float32)
+// func ocannlMap84AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -35625,9 +35601,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35649,9 +35625,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX512(c *float32, x0 *float32)
+// func ocannlMap86AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -35671,69 +35647,77 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000018, SI
+	VBROADCASTSS (BX), Z1
+	MOVQ         $0x00000018, DI
 
 e2:
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
+	VMOVUPS (DX), Z2
+	VSUBPS  Z1, Z2, Z2
+	VMULPS  Z2, Z0, Z2
+	VMOVUPS (AX), Z3
+	VADDPS  Z3, Z2, Z3
+	VMOVUPS Z3, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    BX
+	ADDQ    $+4, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000018, SI
+	VBROADCASTSS (BX), Z1
+	MOVQ         $0x00000018, DI
 
 e2:
-	VMOVUPS (CX), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
+	VMOVUPS (CX), Z2
+	VSUBPS  Z0, Z2, Z2
+	VMULPS  Z1, Z2, Z2
+	VMOVUPS (AX), Z3
+	VADDPS  Z3, Z2, Z3
+	VMOVUPS Z3, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+4, DX
-	DECQ    BX
+	ADDQ    $+4, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX512(c *float32, x0 *float32)
+// func ocannlMap89AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -35757,37 +35741,37 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap91AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap91AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap91AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap91AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap91AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap91AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap91AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap91AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap91AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap91AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap91AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap91AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap91AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap91AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap91AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap91AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap91AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap91AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap91AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap91AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap91AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap91AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap90AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap90AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap90AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap90AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap90AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap90AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap90AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap90AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap90AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap90AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap90AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap90AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap90AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap90AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap90AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap90AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap90AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap90AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap90AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap90AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap90AVX512Consts<>+672(SB), Z23
 	MOVQ         $0x00000060, SI
 
 e1:
@@ -35797,11 +35781,11 @@ e1:
 	VPANDD       Z8, Z24, Z25
 	VMINPS       Z25, Z9, Z25
 	VADDPS       Z1, Z25, Z26
-	VBROADCASTSS ocannlMap91AVX512Consts<>+96(SB), Z27
+	VBROADCASTSS ocannlMap90AVX512Consts<>+96(SB), Z27
 	VDIVPS       Z26, Z27, Z27
 	VSUBPS       Z1, Z25, Z26
 	VMULPS       Z27, Z26, Z26
-	VBROADCASTSS ocannlMap91AVX512Consts<>+704(SB), Z28
+	VBROADCASTSS ocannlMap90AVX512Consts<>+704(SB), Z28
 	VFMADD213PS  Z10, Z26, Z28
 	VFMADD213PS  Z11, Z26, Z28
 	VFMADD213PS  Z12, Z26, Z28
@@ -35822,16 +35806,16 @@ e1:
 	VMULPS       Z22, Z26, Z29
 	VRNDSCALEPS  $0x00, Z29, Z29
 	VFNMADD231PS Z23, Z29, Z26
-	VBROADCASTSS ocannlMap91AVX512Consts<>+736(SB), Z30
+	VBROADCASTSS ocannlMap90AVX512Consts<>+736(SB), Z30
 	VFNMADD231PS Z30, Z29, Z26
-	VBROADCASTSS ocannlMap91AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap91AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap90AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap90AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap91AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap90AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap91AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap90AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap91AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap90AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -35849,10 +35833,10 @@ e1:
 	VMULPS       Z29, Z30, Z30
 	VMULPS       Z3, Z27, Z27
 	VFMADD231PS  Z30, Z27, Z30
-	VBROADCASTSS ocannlMap91AVX512Consts<>+928(SB), Z26
+	VBROADCASTSS ocannlMap90AVX512Consts<>+928(SB), Z26
 	VFNMADD231PS Z26, Z25, Z28
 	VMULPS       Z28, Z30, Z30
-	VBROADCASTSS ocannlMap91AVX512Consts<>+96(SB), Z25
+	VBROADCASTSS ocannlMap90AVX512Consts<>+96(SB), Z25
 	VSUBPS       Z30, Z25, Z25
 	VCMPPS       $0x01, Z0, Z24, K1
 	VBLENDMPS    Z30, Z25, K1, Z2
@@ -35869,251 +35853,251 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap91AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap91AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap91AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap91AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap91AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap91AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap91AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+704(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+708(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+712(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+716(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+720(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+724(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+728(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+732(SB)/4, $0x38682e04
-DATA ocannlMap91AVX512Consts<>+736(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+740(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+744(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+748(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+752(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+756(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+760(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+764(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX512Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX512Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX512Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX512Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX512Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX512Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX512Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap91AVX512Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap90AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap90AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap90AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap90AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap90AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap90AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap90AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+704(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+708(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+712(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+716(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+720(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+724(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+728(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+732(SB)/4, $0x38682e04
+DATA ocannlMap90AVX512Consts<>+736(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+740(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+744(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+748(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+752(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+756(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+760(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+764(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX512Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX512Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX512Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX512Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX512Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX512Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX512Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap90AVX512Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap92AVX512(c *float32, x0 *float32)
+// func ocannlMap91AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36132,9 +36116,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36161,9 +36145,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX512(c *float32, x0 *float32)
+// func ocannlMap93AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36187,9 +36171,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36211,9 +36195,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap96AVX512(c *float32)
+// func ocannlMap95AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -36228,9 +36212,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36265,9 +36249,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36300,9 +36284,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap99AVX512(c *float32, x0 *float32)
+// func ocannlMap98AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36321,9 +36305,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX512(c *float32)
+// func ocannlMap99AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -36346,9 +36330,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX512(c *float32)
+// func ocannlMap100AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -36371,9 +36355,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36398,9 +36382,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36430,9 +36414,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36462,9 +36446,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36504,9 +36488,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36541,9 +36525,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36573,9 +36557,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36615,9 +36599,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36652,9 +36636,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36689,9 +36673,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX512(c *float32, x0 *float32)
+// func ocannlMap110AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -36710,9 +36694,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36734,9 +36718,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36759,26 +36743,26 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX512(c *float32, x0 *float32)
+// func ocannlMap113AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap114AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap114AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap114AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap114AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap114AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap114AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap114AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap114AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap114AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap114AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap114AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap114AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap114AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap113AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap113AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap113AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap113AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap113AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap113AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap113AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap113AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap113AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap113AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap113AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap113AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap113AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000014, DX
 
 e1:
@@ -36789,7 +36773,7 @@ e1:
 	VRNDSCALEPS  $0x00, Z14, Z14
 	VFNMADD231PS Z7, Z14, Z13
 	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap114AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap113AVX512Consts<>+416(SB), Z15
 	VFMADD213PS  Z9, Z13, Z15
 	VFMADD213PS  Z10, Z13, Z15
 	VFMADD213PS  Z11, Z13, Z15
@@ -36816,123 +36800,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap114AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap114AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap114AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap114AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap114AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap114AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap114AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap114AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap114AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap114AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap114AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap114AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap114AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap114AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap114AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap114AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap114AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap113AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap113AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap113AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap113AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap113AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap113AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap113AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap113AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap113AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap113AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap113AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap113AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap113AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap113AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap113AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap113AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap113AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36959,9 +36943,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -36982,9 +36966,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37009,9 +36993,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37041,9 +37025,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX512(c *float32, x0 *float32)
+// func ocannlMap119AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -37063,9 +37047,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37096,9 +37080,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX512(c *float32, x0 *float32)
+// func ocannlMap121AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -37123,9 +37107,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX512(c *float32)
+// func ocannlMap122AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37139,9 +37123,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX512(c *float32)
+// func ocannlMap123AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37155,9 +37139,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX512(c *float32)
+// func ocannlMap124AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37177,9 +37161,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX512(c *float32)
+// func ocannlMap125AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37199,9 +37183,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -37226,9 +37210,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX512(c *float32)
+// func ocannlMap127AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37242,9 +37226,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX512(c *float32)
+// func ocannlMap128AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37258,9 +37242,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX512(c *float32)
+// func ocannlMap129AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37280,9 +37264,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX512(c *float32)
+// func ocannlMap130AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37302,9 +37286,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX512(c *float32, x0 *float32)
+// func ocannlMap131AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -37329,13 +37313,29 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap132AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000023, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap133AVX512(c *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000023, CX
+	MOVQ         $0x00000046, CX
 
 e1:
 	VMOVUPS Z0, (AX)
@@ -37351,22 +37351,6 @@ TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000046, CX
-
-e1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap135AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000020, CX
 
 row1:
@@ -37378,9 +37362,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX512(c *float32)
+// func ocannlMap135AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -37400,9 +37384,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX512(c *float32, x0 *float32)
+// func ocannlMap136AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -38484,52 +38468,70 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX512(c *float32, x0 *float32)
+// func ocannlReduce28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS 64(CX), Z1
-	VMOVUPS 64(CX), Z2
-	VMULPS  Z2, Z1, Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 128(CX), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS 192(CX), Z3
-	VMOVUPS 192(CX), Z4
-	VMULPS  Z4, Z3, Z3
-	ADDQ    $+256, CX
-	MOVQ    $0x00000005, BX
+	VBROADCASTSS (DX), Z0
+	VMOVUPS      (CX), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      (CX), Z2
+	VSUBPS       Z0, Z2, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      64(CX), Z2
+	VSUBPS       Z0, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      128(CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VMOVUPS      128(CX), Z4
+	VSUBPS       Z0, Z4, Z4
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      192(CX), Z4
+	VSUBPS       Z0, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z4
+	ADDQ         $+256, CX
+	MOVQ         $0x00000005, SI
 
 grp2:
-	VMOVUPS      (CX), Z4
 	VMOVUPS      (CX), Z5
-	VMULPS       Z5, Z4, Z4
-	VADDPS       Z4, Z0, Z0
-	VMOVUPS      64(CX), Z4
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      (CX), Z6
+	VSUBPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z1, Z1
 	VMOVUPS      64(CX), Z5
-	VMULPS       Z5, Z4, Z4
-	VADDPS       Z4, Z1, Z1
-	VMOVUPS      128(CX), Z4
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      64(CX), Z6
+	VSUBPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z2, Z2
 	VMOVUPS      128(CX), Z5
-	VMULPS       Z5, Z4, Z4
-	VADDPS       Z4, Z2, Z2
-	VMOVUPS      192(CX), Z4
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      128(CX), Z6
+	VSUBPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z3, Z3
 	VMOVUPS      192(CX), Z5
-	VMULPS       Z5, Z4, Z4
-	VADDPS       Z4, Z3, Z3
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      192(CX), Z6
+	VSUBPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z4, Z4
 	ADDQ         $+256, CX
-	DECQ         BX
+	DECQ         SI
 	JNZ          grp2
-	VADDPS       Z1, Z0, Z0
-	VADDPS       Z3, Z2, Z1
+	VADDPS       Z2, Z1, Z0
+	VADDPS       Z4, Z3, Z1
 	VADDPS       Z1, Z0, Z0
 	VSHUFF64X2   $0x4e, Z0, Z0, Z1
 	VADDPS       Z1, Z0, Z0
@@ -38545,7 +38547,8 @@ grp2:
 	ADDQ         $-1536, CX
 	ADDQ         $+4, AX
 	ADDQ         $+1536, CX
-	DECQ         DX
+	ADDQ         $+4, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -39172,101 +39175,111 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+60(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (SI), Z1
-	VMOVUPS      (CX), Z2
-	VMOVUPS      (DX), Z3
-	VMOVUPS      (BX), Z4
-	VMULPS       Z4, Z3, Z3
-	VMULPS       Z1, Z1, Z4
-	VDIVPS       Z4, Z3, Z3
-	VMULPS       Z0, Z3, Z3
-	VMULPS       Z3, Z2, Z2
-	VMOVUPS      64(CX), Z3
-	VMOVUPS      64(DX), Z4
-	VMOVUPS      64(BX), Z5
+	VBROADCASTSS (DI), Z2
+	VMOVUPS      (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMOVUPS      (BX), Z5
+	VSUBPS       Z1, Z5, Z5
 	VMULPS       Z5, Z4, Z4
-	VMULPS       Z1, Z1, Z5
+	VMULPS       Z2, Z2, Z5
 	VDIVPS       Z5, Z4, Z4
 	VMULPS       Z0, Z4, Z4
 	VMULPS       Z4, Z3, Z3
-	VMOVUPS      128(CX), Z4
-	VMOVUPS      128(DX), Z5
-	VMOVUPS      128(BX), Z6
+	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(DX), Z5
+	VMOVUPS      64(BX), Z6
+	VSUBPS       Z1, Z6, Z6
 	VMULPS       Z6, Z5, Z5
-	VMULPS       Z1, Z1, Z6
+	VMULPS       Z2, Z2, Z6
 	VDIVPS       Z6, Z5, Z5
 	VMULPS       Z0, Z5, Z5
 	VMULPS       Z5, Z4, Z4
-	VMOVUPS      192(CX), Z5
-	VMOVUPS      192(DX), Z6
-	VMOVUPS      192(BX), Z7
+	VMOVUPS      128(CX), Z5
+	VMOVUPS      128(DX), Z6
+	VMOVUPS      128(BX), Z7
+	VSUBPS       Z1, Z7, Z7
 	VMULPS       Z7, Z6, Z6
-	VMULPS       Z1, Z1, Z7
+	VMULPS       Z2, Z2, Z7
 	VDIVPS       Z7, Z6, Z6
 	VMULPS       Z0, Z6, Z6
 	VMULPS       Z6, Z5, Z5
-	ADDQ         $+256, CX
-	ADDQ         $+256, DX
-	ADDQ         $+256, BX
-	MOVQ         $0x00000005, R8
-
-grp2:
-	VMOVUPS      (CX), Z6
-	VMOVUPS      (DX), Z7
-	VMOVUPS      (BX), Z8
-	VMULPS       Z8, Z7, Z7
-	VMULPS       Z1, Z1, Z8
-	VDIVPS       Z8, Z7, Z7
-	VMULPS       Z0, Z7, Z7
-	VMULPS       Z7, Z6, Z6
-	VADDPS       Z6, Z2, Z2
-	VMOVUPS      64(CX), Z6
-	VMOVUPS      64(DX), Z7
-	VMOVUPS      64(BX), Z8
-	VMULPS       Z8, Z7, Z7
-	VMULPS       Z1, Z1, Z8
-	VDIVPS       Z8, Z7, Z7
-	VMULPS       Z0, Z7, Z7
-	VMULPS       Z7, Z6, Z6
-	VADDPS       Z6, Z3, Z3
-	VMOVUPS      128(CX), Z6
-	VMOVUPS      128(DX), Z7
-	VMOVUPS      128(BX), Z8
-	VMULPS       Z8, Z7, Z7
-	VMULPS       Z1, Z1, Z8
-	VDIVPS       Z8, Z7, Z7
-	VMULPS       Z0, Z7, Z7
-	VMULPS       Z7, Z6, Z6
-	VADDPS       Z6, Z4, Z4
 	VMOVUPS      192(CX), Z6
 	VMOVUPS      192(DX), Z7
 	VMOVUPS      192(BX), Z8
+	VSUBPS       Z1, Z8, Z8
 	VMULPS       Z8, Z7, Z7
-	VMULPS       Z1, Z1, Z8
+	VMULPS       Z2, Z2, Z8
 	VDIVPS       Z8, Z7, Z7
 	VMULPS       Z0, Z7, Z7
 	VMULPS       Z7, Z6, Z6
-	VADDPS       Z6, Z5, Z5
 	ADDQ         $+256, CX
 	ADDQ         $+256, DX
 	ADDQ         $+256, BX
-	DECQ         R8
+	MOVQ         $0x00000005, R9
+
+grp2:
+	VMOVUPS      (CX), Z7
+	VMOVUPS      (DX), Z8
+	VMOVUPS      (BX), Z9
+	VSUBPS       Z1, Z9, Z9
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z2, Z2, Z9
+	VDIVPS       Z9, Z8, Z8
+	VMULPS       Z0, Z8, Z8
+	VMULPS       Z8, Z7, Z7
+	VADDPS       Z7, Z3, Z3
+	VMOVUPS      64(CX), Z7
+	VMOVUPS      64(DX), Z8
+	VMOVUPS      64(BX), Z9
+	VSUBPS       Z1, Z9, Z9
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z2, Z2, Z9
+	VDIVPS       Z9, Z8, Z8
+	VMULPS       Z0, Z8, Z8
+	VMULPS       Z8, Z7, Z7
+	VADDPS       Z7, Z4, Z4
+	VMOVUPS      128(CX), Z7
+	VMOVUPS      128(DX), Z8
+	VMOVUPS      128(BX), Z9
+	VSUBPS       Z1, Z9, Z9
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z2, Z2, Z9
+	VDIVPS       Z9, Z8, Z8
+	VMULPS       Z0, Z8, Z8
+	VMULPS       Z8, Z7, Z7
+	VADDPS       Z7, Z5, Z5
+	VMOVUPS      192(CX), Z7
+	VMOVUPS      192(DX), Z8
+	VMOVUPS      192(BX), Z9
+	VSUBPS       Z1, Z9, Z9
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z2, Z2, Z9
+	VDIVPS       Z9, Z8, Z8
+	VMULPS       Z0, Z8, Z8
+	VMULPS       Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	ADDQ         $+256, BX
+	DECQ         R9
 	JNZ          grp2
-	VADDPS       Z3, Z2, Z1
-	VADDPS       Z5, Z4, Z2
+	VADDPS       Z4, Z3, Z1
+	VADDPS       Z6, Z5, Z2
 	VADDPS       Z2, Z1, Z1
 	VSHUFF64X2   $0x4e, Z1, Z1, Z2
 	VADDPS       Z2, Z1, Z1
@@ -39286,57 +39299,66 @@ grp2:
 	ADDQ         $+1536, CX
 	ADDQ         $+1536, BX
 	ADDQ         $+4, SI
-	DECQ         DI
+	ADDQ         $+4, DI
+	DECQ         R8
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000006, BX
+	MOVQ         $0x00000006, SI
 
 blk1:
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
 	VMOVUPS 192(AX), Z3
-	MOVQ    $0x00000080, SI
+	MOVQ    $0x00000080, DI
 
 row2:
-	VMOVUPS (CX), Z4
-	VMOVUPS (DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z0, Z0
-	VMOVUPS 64(CX), Z4
-	VMOVUPS 64(DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS 128(CX), Z4
-	VMOVUPS 128(DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z2, Z2
-	VMOVUPS 192(CX), Z4
-	VMOVUPS 192(DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z3, Z3
-	ADDQ    $+1536, CX
-	ADDQ    $+1536, DX
-	DECQ    SI
-	JNZ     row2
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	ADDQ    $-196352, CX
-	ADDQ    $-196352, DX
-	ADDQ    $+256, AX
-	DECQ    BX
-	JNZ     blk1
+	VBROADCASTSS (BX), Z4
+	VMOVUPS      (CX), Z5
+	VMOVUPS      (DX), Z6
+	VSUBPS       Z4, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z0, Z0
+	VMOVUPS      64(CX), Z5
+	VMOVUPS      64(DX), Z6
+	VSUBPS       Z4, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z1, Z1
+	VMOVUPS      128(CX), Z5
+	VMOVUPS      128(DX), Z6
+	VSUBPS       Z4, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z2, Z2
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VSUBPS       Z4, Z6, Z4
+	VMULPS       Z4, Z5, Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+1536, CX
+	ADDQ         $+1536, DX
+	ADDQ         $+4, BX
+	DECQ         DI
+	JNZ          row2
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	VMOVUPS      Z2, 128(AX)
+	VMOVUPS      Z3, 192(AX)
+	ADDQ         $-196352, CX
+	ADDQ         $-196352, DX
+	ADDQ         $-512, BX
+	ADDQ         $+256, AX
+	DECQ         SI
+	JNZ          blk1
 	VZEROUPPER
 	RET
 
@@ -60544,37 +60566,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000030, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VSUBPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -60593,9 +60587,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -60613,47 +60607,51 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (BX), Y0
-	MOVQ         $0x00000030, R8
+	VBROADCASTSS (SI), Y1
+	MOVQ         $0x00000030, R9
 
 e2:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (SI), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y3, Y2, Y2
+	VDIVPS  Y1, Y2, Y2
+	VMOVUPS (DI), Y3
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	ADDQ    $+32, SI
-	DECQ    R8
+	ADDQ    $+32, DI
+	DECQ    R9
 	JNZ     e2
 	ADDQ    $-1536, CX
 	ADDQ    $+4, BX
-	ADDQ    $-1536, SI
-	DECQ    DI
+	ADDQ    $+4, SI
+	ADDQ    $-1536, DI
+	DECQ    R8
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60686,9 +60684,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60703,31 +60701,31 @@ row1:
 e2:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap72AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap71AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap72AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap71AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap72AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap71AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap72AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap72AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap72AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap72AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap72AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap72AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap72AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap72AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap72AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap72AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap72AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap71AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap71AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap71AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap71AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap72AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap72AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap71AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap71AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap72AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap72AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap71AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap71AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -60741,123 +60739,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap72AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap72AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap72AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap72AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap72AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap72AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap72AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap72AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap72AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap72AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap72AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap72AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap72AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap72AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap72AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap72AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap72AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap72AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap72AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap72AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap72AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap72AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap71AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap71AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60883,9 +60881,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60900,61 +60898,61 @@ e2:
 	VMOVUPS      (CX), Y1
 	VMOVUPS      (DX), Y2
 	VADDPS       Y2, Y1, Y1
-	VANDPS       ocannlMap74AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap74AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap73AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap73AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap74AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap74AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap73AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap73AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap74AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap73AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap74AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap74AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap73AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap73AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap74AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap74AVX2Consts<>+512(SB), Y2
+	VMULPS       ocannlMap73AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap73AVX2Consts<>+512(SB), Y2
 	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap74AVX2Consts<>+544(SB), Y3
+	VMOVUPD      ocannlMap73AVX2Consts<>+544(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap74AVX2Consts<>+576(SB), Y2, Y3
+	VMULPS       ocannlMap73AVX2Consts<>+576(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap74AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap74AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap74AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap74AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap74AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap74AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap74AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap74AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap74AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap74AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap74AVX2Consts<>+832(SB), Y3, Y2
+	VFNMADD231PS ocannlMap73AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap73AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap73AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap73AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap73AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap73AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap73AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap73AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap73AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap73AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap73AVX2Consts<>+832(SB), Y3, Y2
 	VROUNDPS     $0x01, Y2, Y2
 	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap74AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap74AVX2Consts<>+896(SB), Y2, Y2
+	VADDPS       ocannlMap73AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap73AVX2Consts<>+896(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap74AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap74AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap73AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap73AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap74AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap73AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y6, Y4, Y6
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap74AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap73AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y6, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y3
 	VBLENDVPS    Y3, Y6, Y2, Y2
@@ -60971,243 +60969,243 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap74AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap74AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap74AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap74AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap74AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap74AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap74AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap74AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap74AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap74AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap74AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap74AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap74AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap74AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap74AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap74AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap74AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap74AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap74AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap74AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap74AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap74AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap74AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap74AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap74AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap74AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap74AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap74AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap74AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap74AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap74AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap74AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap74AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap74AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap74AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap74AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap74AVX2Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap73AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap73AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap73AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap73AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap73AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap73AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap73AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap73AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap73AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap73AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap73AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap73AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap73AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap73AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap73AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap73AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap73AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap73AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap73AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap73AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap73AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap73AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap73AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap73AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap73AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap73AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap73AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap73AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap73AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap73AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap73AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap73AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap73AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap73AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap73AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap73AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap73AVX2Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61238,9 +61236,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61258,31 +61256,31 @@ e2:
 	VMOVUPS      (DX), Y2
 	VADDPS       Y2, Y1, Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap76AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap75AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap76AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap75AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap76AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap75AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap76AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap76AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap76AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap76AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap76AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap76AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap76AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap76AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap76AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap76AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap76AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap75AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap75AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap75AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap75AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap75AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap75AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap75AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap75AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap75AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap75AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap75AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap76AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap76AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap75AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap75AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap76AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap76AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap75AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap75AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -61298,123 +61296,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap76AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap76AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap76AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap76AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap76AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap76AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap76AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap76AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap76AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap76AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap76AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap76AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap76AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap76AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap76AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap76AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap76AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap76AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap76AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap76AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap76AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap76AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap75AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap75AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap75AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap75AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap75AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap75AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap75AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap75AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap75AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap75AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap75AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap75AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap75AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap75AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap75AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap75AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap75AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap75AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap75AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap75AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap75AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap75AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap77AVX2(c *float32, x0 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -61427,83 +61425,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap77AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap77AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap77AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap77AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap77AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap76AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap76AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap76AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap76AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap76AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap76AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap77AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap76AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap77AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap77AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap76AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap76AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap77AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap77AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap77AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap77AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap76AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap76AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap76AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap76AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap77AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap77AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap77AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap76AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap76AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap76AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap76AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap77AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap76AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap77AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap77AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap77AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap77AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap77AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap77AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap76AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap76AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap76AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap76AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap76AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap76AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap77AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap77AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap77AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap77AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap77AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap76AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap76AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap76AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap76AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap76AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap76AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap77AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap76AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap77AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap77AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap76AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap76AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap77AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap77AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap77AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap77AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap76AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap76AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap76AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap76AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap77AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap77AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap77AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap76AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap76AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap76AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap76AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap77AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap76AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap77AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap77AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap77AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap77AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap77AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap77AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap76AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap76AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap76AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap76AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap76AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap76AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -61515,91 +61513,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap77AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap77AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap77AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap77AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap77AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap77AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap77AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap77AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap77AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap77AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap77AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap77AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap77AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap77AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap77AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap77AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap77AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap77AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap77AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap77AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap77AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap77AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap77AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap77AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap77AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap77AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap77AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap77AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap77AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap77AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap77AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap77AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap77AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap77AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap77AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap77AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap77AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap77AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap77AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap77AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap77AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap77AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap77AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap77AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap77AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap77AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap77AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap77AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap77AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap77AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap77AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap77AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap77AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap77AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap77AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap77AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap77AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap77AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap77AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap77AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap77AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap77AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap77AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap77AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap77AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap77AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap77AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap77AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap77AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap77AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap77AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap77AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap77AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap77AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap77AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap77AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap77AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap77AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap77AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap77AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap76AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap76AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap76AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap76AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap76AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap76AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap76AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap76AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap76AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap76AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap76AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap76AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap76AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap76AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap76AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap76AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap76AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap76AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap76AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap76AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap76AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap76AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap76AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap76AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap76AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap76AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap76AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap76AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap76AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap76AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap76AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap76AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap76AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap76AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap76AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap76AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap76AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap76AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap76AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap76AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap76AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap76AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap76AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap76AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap76AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap76AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap76AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap76AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap76AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap76AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap76AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap76AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap76AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap76AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap76AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap76AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap76AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap76AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap76AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap76AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap76AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap76AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap76AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap76AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap76AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap76AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap76AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap76AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap76AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap76AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap76AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap76AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap76AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap76AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap76AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap76AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap76AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap76AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap76AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap76AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap76AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61634,9 +61632,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61658,9 +61656,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61688,9 +61686,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX2(c *float32)
+// func ocannlMap80AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -61705,9 +61703,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61742,9 +61740,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61765,9 +61763,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61791,9 +61789,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX2(c *float32, x0 *float32)
+// func ocannlMap84AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -61811,9 +61809,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61835,9 +61833,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX2(c *float32, x0 *float32)
+// func ocannlMap86AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -61857,69 +61855,77 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (CX), Y0
-	MOVQ         $0x00000030, SI
+	VBROADCASTSS (BX), Y1
+	MOVQ         $0x00000030, DI
 
 e2:
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
+	VMOVUPS (DX), Y2
+	VSUBPS  Y1, Y2, Y2
+	VMULPS  Y2, Y0, Y2
+	VMOVUPS (AX), Y3
+	VADDPS  Y3, Y2, Y3
+	VMOVUPS Y3, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    BX
+	ADDQ    $+4, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000030, SI
+	VBROADCASTSS (BX), Y1
+	MOVQ         $0x00000030, DI
 
 e2:
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
+	VMOVUPS (CX), Y2
+	VSUBPS  Y0, Y2, Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS (AX), Y3
+	VADDPS  Y3, Y2, Y3
+	VMOVUPS Y3, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+4, DX
-	DECQ    BX
+	ADDQ    $+4, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX2(c *float32, x0 *float32)
+// func ocannlMap89AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -61943,9 +61949,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -61958,62 +61964,62 @@ e1:
 	VMOVUPS      (DX), Y1
 	VMOVUPS      (BX), Y2
 	VADDPS       Y2, Y1, Y1
-	VANDPS       ocannlMap91AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap91AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap90AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap90AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap91AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap91AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap90AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap90AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap91AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap90AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap91AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap91AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap90AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap90AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap91AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap91AVX2Consts<>+512(SB), Y6
+	VMULPS       ocannlMap90AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap90AVX2Consts<>+512(SB), Y6
 	VMAXPS       Y3, Y6, Y3
-	VMOVUPD      ocannlMap91AVX2Consts<>+544(SB), Y6
+	VMOVUPD      ocannlMap90AVX2Consts<>+544(SB), Y6
 	VMINPS       Y3, Y6, Y3
-	VMULPS       ocannlMap91AVX2Consts<>+576(SB), Y3, Y6
+	VMULPS       ocannlMap90AVX2Consts<>+576(SB), Y3, Y6
 	VROUNDPS     $0x00, Y6, Y6
-	VFNMADD231PS ocannlMap91AVX2Consts<>+608(SB), Y6, Y3
-	VFNMADD231PS ocannlMap91AVX2Consts<>+640(SB), Y6, Y3
-	VMOVUPD      ocannlMap91AVX2Consts<>+672(SB), Y7
-	VFMADD213PS  ocannlMap91AVX2Consts<>+704(SB), Y3, Y7
-	VFMADD213PS  ocannlMap91AVX2Consts<>+736(SB), Y3, Y7
-	VFMADD213PS  ocannlMap91AVX2Consts<>+768(SB), Y3, Y7
-	VFMADD213PS  ocannlMap91AVX2Consts<>+800(SB), Y3, Y7
-	VFMADD213PS  ocannlMap91AVX2Consts<>+832(SB), Y3, Y7
-	VFMADD213PS  ocannlMap91AVX2Consts<>+96(SB), Y3, Y7
-	VFMADD213PS  ocannlMap91AVX2Consts<>+96(SB), Y3, Y7
-	VMULPS       ocannlMap91AVX2Consts<>+832(SB), Y6, Y3
+	VFNMADD231PS ocannlMap90AVX2Consts<>+608(SB), Y6, Y3
+	VFNMADD231PS ocannlMap90AVX2Consts<>+640(SB), Y6, Y3
+	VMOVUPD      ocannlMap90AVX2Consts<>+672(SB), Y7
+	VFMADD213PS  ocannlMap90AVX2Consts<>+704(SB), Y3, Y7
+	VFMADD213PS  ocannlMap90AVX2Consts<>+736(SB), Y3, Y7
+	VFMADD213PS  ocannlMap90AVX2Consts<>+768(SB), Y3, Y7
+	VFMADD213PS  ocannlMap90AVX2Consts<>+800(SB), Y3, Y7
+	VFMADD213PS  ocannlMap90AVX2Consts<>+832(SB), Y3, Y7
+	VFMADD213PS  ocannlMap90AVX2Consts<>+96(SB), Y3, Y7
+	VFMADD213PS  ocannlMap90AVX2Consts<>+96(SB), Y3, Y7
+	VMULPS       ocannlMap90AVX2Consts<>+832(SB), Y6, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y6, Y6
-	VADDPS       ocannlMap91AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap91AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap90AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap90AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y7, Y7
-	VADDPS       ocannlMap91AVX2Consts<>+864(SB), Y6, Y6
-	VPADDD       ocannlMap91AVX2Consts<>+896(SB), Y6, Y6
+	VADDPS       ocannlMap90AVX2Consts<>+864(SB), Y6, Y6
+	VPADDD       ocannlMap90AVX2Consts<>+896(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
 	VMULPS       Y6, Y7, Y7
-	VMULPS       ocannlMap91AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap90AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y7, Y4, Y7
-	VFNMADD231PS ocannlMap91AVX2Consts<>+928(SB), Y2, Y5
+	VFNMADD231PS ocannlMap90AVX2Consts<>+928(SB), Y2, Y5
 	VMULPS       Y5, Y7, Y7
-	VMOVUPD      ocannlMap91AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap90AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y7, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y1
 	VBLENDVPS    Y1, Y7, Y2, Y1
@@ -62030,251 +62036,251 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap91AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap91AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap91AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap91AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap91AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap91AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap91AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap91AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap91AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap91AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap91AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap91AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap91AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap91AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap91AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap91AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+924(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX2Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX2Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX2Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX2Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX2Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX2Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap91AVX2Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap91AVX2Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap90AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap90AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap90AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap90AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap90AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap90AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap90AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap90AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap90AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap90AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap90AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap90AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap90AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap90AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap90AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap90AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX2Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX2Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX2Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX2Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX2Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX2Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap90AVX2Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap90AVX2Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap92AVX2(c *float32, x0 *float32)
+// func ocannlMap91AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62293,9 +62299,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62322,9 +62328,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX2(c *float32, x0 *float32)
+// func ocannlMap93AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62348,9 +62354,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62372,9 +62378,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap96AVX2(c *float32)
+// func ocannlMap95AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -62389,9 +62395,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62426,9 +62432,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62461,9 +62467,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap99AVX2(c *float32, x0 *float32)
+// func ocannlMap98AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62482,9 +62488,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX2(c *float32)
+// func ocannlMap99AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -62506,9 +62512,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX2(c *float32)
+// func ocannlMap100AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -62530,9 +62536,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62562,9 +62568,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62599,9 +62605,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62631,9 +62637,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62673,9 +62679,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62710,9 +62716,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62742,9 +62748,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62784,9 +62790,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62821,9 +62827,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62858,9 +62864,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX2(c *float32, x0 *float32)
+// func ocannlMap110AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62879,9 +62885,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62910,9 +62916,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -62939,9 +62945,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX2(c *float32, x0 *float32)
+// func ocannlMap113AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -62950,31 +62956,31 @@ TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap114AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap113AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap114AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap113AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap114AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap113AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap114AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap114AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap114AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap114AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap114AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap114AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap114AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap114AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap114AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap114AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap114AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap113AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap113AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap113AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap113AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap113AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap113AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap113AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap113AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap113AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap113AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap113AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap114AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap114AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap113AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap113AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap114AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap114AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap113AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap113AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -62985,123 +62991,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap114AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap114AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap114AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap114AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap114AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap114AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap114AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap114AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap114AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap114AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap114AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap114AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap114AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap114AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap114AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap114AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap114AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap114AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap114AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap114AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap114AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap114AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap113AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap113AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap113AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap113AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap113AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap113AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap113AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap113AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap113AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap113AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap113AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap113AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap113AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap113AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap113AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap113AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap113AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap113AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap113AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap113AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap113AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap113AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap115AVX2(c *float32, x0 *float32)
+// func ocannlMap114AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63114,83 +63120,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap115AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap115AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap115AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap115AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap115AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap114AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap114AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap114AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap114AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap114AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap114AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap115AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap114AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap115AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap115AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap114AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap114AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap115AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap115AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap115AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap115AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap114AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap114AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap114AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap114AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap115AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap115AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap115AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap114AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap114AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap114AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap114AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap115AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap114AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap115AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap115AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap115AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap115AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap115AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap115AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap114AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap114AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap114AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap114AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap114AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap114AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap115AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap115AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap115AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap115AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap115AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap114AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap114AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap114AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap114AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap114AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap114AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap115AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap114AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap115AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap115AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap114AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap114AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap115AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap115AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap115AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap115AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap114AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap114AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap114AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap114AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap115AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap115AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap115AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap114AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap114AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap114AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap115AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap114AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap115AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap114AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap115AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap115AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap115AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap115AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap115AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap115AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap114AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap114AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap114AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap114AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap114AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap114AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -63202,91 +63208,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap115AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap115AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap115AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap115AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap115AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap115AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap115AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap115AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap115AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap115AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap115AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap115AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap115AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap115AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap115AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap115AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap115AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap115AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap115AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap115AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap115AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap115AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap115AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap115AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap115AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap115AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap115AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap115AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap115AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap115AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap115AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap115AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap115AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap115AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap115AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap115AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap115AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap115AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap115AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap115AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap115AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap115AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap115AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap115AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap115AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap115AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap115AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap115AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap115AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap115AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap115AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap115AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap115AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap115AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap115AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap115AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap115AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap115AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap115AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap115AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap115AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap115AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap115AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap115AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap115AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap115AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap115AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap115AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap115AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap115AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap115AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap115AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap115AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap115AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap115AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap115AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap115AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap115AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap115AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap115AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap115AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap114AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap114AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap114AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap114AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap114AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap114AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap114AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap114AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap114AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap114AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap114AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap114AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap114AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap114AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap114AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap114AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap114AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap114AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap114AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap114AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap114AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap114AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap114AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap114AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap114AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap114AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap114AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap114AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap114AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap114AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap114AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap114AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap114AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap114AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap114AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap114AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap114AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap114AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap114AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap114AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap114AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap114AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap114AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap114AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap114AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap114AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap114AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap114AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap114AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap114AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap114AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap114AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap114AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap114AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap114AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap114AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap114AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap114AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap114AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap114AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap114AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap114AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap114AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap114AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap114AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap114AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap114AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap114AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap114AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap114AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap114AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap114AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap114AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap114AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap114AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap114AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap114AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap114AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap114AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap114AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap114AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63320,9 +63326,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63343,9 +63349,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63376,9 +63382,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63418,9 +63424,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX2(c *float32, x0 *float32)
+// func ocannlMap119AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63440,9 +63446,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63473,9 +63479,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX2(c *float32, x0 *float32)
+// func ocannlMap121AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63500,9 +63506,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX2(c *float32)
+// func ocannlMap122AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63516,9 +63522,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX2(c *float32)
+// func ocannlMap123AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63532,9 +63538,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX2(c *float32)
+// func ocannlMap124AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63554,9 +63560,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX2(c *float32)
+// func ocannlMap125AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63576,9 +63582,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -63603,9 +63609,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX2(c *float32)
+// func ocannlMap127AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63619,9 +63625,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX2(c *float32)
+// func ocannlMap128AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63635,9 +63641,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX2(c *float32)
+// func ocannlMap129AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63657,9 +63663,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX2(c *float32)
+// func ocannlMap130AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63679,9 +63685,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX2(c *float32, x0 *float32)
+// func ocannlMap131AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -63706,9 +63712,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX2(c *float32)
+// func ocannlMap132AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63722,9 +63728,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX2(c *float32)
+// func ocannlMap133AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63738,9 +63744,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX2(c *float32)
+// func ocannlMap134AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63760,9 +63766,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX2(c *float32)
+// func ocannlMap135AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -63782,9 +63788,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX2(c *float32, x0 *float32)
+// func ocannlMap136AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -64841,52 +64847,70 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX2(c *float32, x0 *float32)
+// func ocannlReduce28AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 32(CX), Y2
-	VMULPS  Y2, Y1, Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 64(CX), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 96(CX), Y3
-	VMOVUPS 96(CX), Y4
-	VMULPS  Y4, Y3, Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x0000000b, BX
+	VBROADCASTSS (DX), Y0
+	VMOVUPS      (CX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      (CX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      32(CX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      64(CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VMOVUPS      64(CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      96(CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VMOVUPS      96(CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	ADDQ         $+128, CX
+	MOVQ         $0x0000000b, SI
 
 grp2:
-	VMOVUPS      (CX), Y4
 	VMOVUPS      (CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      (CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y1, Y1
 	VMOVUPS      32(CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      32(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y2, Y2
 	VMOVUPS      64(CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      64(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y3, Y3
 	VMOVUPS      96(CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y3, Y3
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      96(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y4, Y4
 	ADDQ         $+128, CX
-	DECQ         BX
+	DECQ         SI
 	JNZ          grp2
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
+	VADDPS       Y2, Y1, Y0
+	VADDPS       Y4, Y3, Y1
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -64900,7 +64924,8 @@ grp2:
 	ADDQ         $-1536, CX
 	ADDQ         $+4, AX
 	ADDQ         $+1536, CX
-	DECQ         DX
+	ADDQ         $+4, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -65401,101 +65426,111 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (SI), Y1
-	VMOVUPS      (CX), Y2
-	VMOVUPS      (DX), Y3
-	VMOVUPS      (BX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMULPS       Y1, Y1, Y4
-	VDIVPS       Y4, Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VMULPS       Y3, Y2, Y2
-	VMOVUPS      32(CX), Y3
-	VMOVUPS      32(DX), Y4
-	VMOVUPS      32(BX), Y5
+	VBROADCASTSS (DI), Y2
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMOVUPS      (BX), Y5
+	VSUBPS       Y1, Y5, Y5
 	VMULPS       Y5, Y4, Y4
-	VMULPS       Y1, Y1, Y5
+	VMULPS       Y2, Y2, Y5
 	VDIVPS       Y5, Y4, Y4
 	VMULPS       Y0, Y4, Y4
 	VMULPS       Y4, Y3, Y3
-	VMOVUPS      64(CX), Y4
-	VMOVUPS      64(DX), Y5
-	VMOVUPS      64(BX), Y6
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMOVUPS      32(BX), Y6
+	VSUBPS       Y1, Y6, Y6
 	VMULPS       Y6, Y5, Y5
-	VMULPS       Y1, Y1, Y6
+	VMULPS       Y2, Y2, Y6
 	VDIVPS       Y6, Y5, Y5
 	VMULPS       Y0, Y5, Y5
 	VMULPS       Y5, Y4, Y4
-	VMOVUPS      96(CX), Y5
-	VMOVUPS      96(DX), Y6
-	VMOVUPS      96(BX), Y7
+	VMOVUPS      64(CX), Y5
+	VMOVUPS      64(DX), Y6
+	VMOVUPS      64(BX), Y7
+	VSUBPS       Y1, Y7, Y7
 	VMULPS       Y7, Y6, Y6
-	VMULPS       Y1, Y1, Y7
+	VMULPS       Y2, Y2, Y7
 	VDIVPS       Y7, Y6, Y6
 	VMULPS       Y0, Y6, Y6
 	VMULPS       Y6, Y5, Y5
-	ADDQ         $+128, CX
-	ADDQ         $+128, DX
-	ADDQ         $+128, BX
-	MOVQ         $0x0000000b, R8
-
-grp2:
-	VMOVUPS      (CX), Y6
-	VMOVUPS      (DX), Y7
-	VMOVUPS      (BX), Y8
-	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
-	VDIVPS       Y8, Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y2, Y2
-	VMOVUPS      32(CX), Y6
-	VMOVUPS      32(DX), Y7
-	VMOVUPS      32(BX), Y8
-	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
-	VDIVPS       Y8, Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y3, Y3
-	VMOVUPS      64(CX), Y6
-	VMOVUPS      64(DX), Y7
-	VMOVUPS      64(BX), Y8
-	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
-	VDIVPS       Y8, Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y4, Y4
 	VMOVUPS      96(CX), Y6
 	VMOVUPS      96(DX), Y7
 	VMOVUPS      96(BX), Y8
+	VSUBPS       Y1, Y8, Y8
 	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
+	VMULPS       Y2, Y2, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
 	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
 	ADDQ         $+128, BX
-	DECQ         R8
+	MOVQ         $0x0000000b, R9
+
+grp2:
+	VMOVUPS      (CX), Y7
+	VMOVUPS      (DX), Y8
+	VMOVUPS      (BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	VMOVUPS      32(CX), Y7
+	VMOVUPS      32(DX), Y8
+	VMOVUPS      32(BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y4, Y4
+	VMOVUPS      64(CX), Y7
+	VMOVUPS      64(DX), Y8
+	VMOVUPS      64(BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y5, Y5
+	VMOVUPS      96(CX), Y7
+	VMOVUPS      96(DX), Y8
+	VMOVUPS      96(BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y6, Y6
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	ADDQ         $+128, BX
+	DECQ         R9
 	JNZ          grp2
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y4, Y3, Y1
+	VADDPS       Y6, Y5, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -65513,57 +65548,66 @@ grp2:
 	ADDQ         $+1536, CX
 	ADDQ         $+1536, BX
 	ADDQ         $+4, SI
-	DECQ         DI
+	ADDQ         $+4, DI
+	DECQ         R8
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x0000000c, BX
+	MOVQ         $0x0000000c, SI
 
 blk1:
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
 	VMOVUPS 96(AX), Y3
-	MOVQ    $0x00000080, SI
+	MOVQ    $0x00000080, DI
 
 row2:
-	VMOVUPS (CX), Y4
-	VMOVUPS (DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 32(CX), Y4
-	VMOVUPS 32(DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 64(CX), Y4
-	VMOVUPS 64(DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(CX), Y4
-	VMOVUPS 96(DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y3, Y3
-	ADDQ    $+1536, CX
-	ADDQ    $+1536, DX
-	DECQ    SI
-	JNZ     row2
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
-	ADDQ    $-196480, CX
-	ADDQ    $-196480, DX
-	ADDQ    $+128, AX
-	DECQ    BX
-	JNZ     blk1
+	VBROADCASTSS (BX), Y4
+	VMOVUPS      (CX), Y5
+	VMOVUPS      (DX), Y6
+	VSUBPS       Y4, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y0, Y0
+	VMOVUPS      32(CX), Y5
+	VMOVUPS      32(DX), Y6
+	VSUBPS       Y4, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VMOVUPS      64(CX), Y5
+	VMOVUPS      64(DX), Y6
+	VSUBPS       Y4, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y2, Y2
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
+	VSUBPS       Y4, Y6, Y4
+	VMULPS       Y4, Y5, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+1536, CX
+	ADDQ         $+1536, DX
+	ADDQ         $+4, BX
+	DECQ         DI
+	JNZ          row2
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $-196480, CX
+	ADDQ         $-196480, DX
+	ADDQ         $-512, BX
+	ADDQ         $+128, AX
+	DECQ         SI
+	JNZ          blk1
 	VZEROUPPER
 	RET
 

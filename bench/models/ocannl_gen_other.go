@@ -645,23 +645,23 @@ func ocannlMap65AVX512(c, x0, x1 *float32) {
 func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
 
 // ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap67AVX512 called without assembly")
-}
+func ocannlMap67AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX512 called without assembly") }
 
 // ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap68AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX512 called without assembly") }
 
 // ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX512 called without assembly") }
+func ocannlMap69AVX512(c, x0, x1, x2, x3, x4 *float32) {
+	panic("ocannlgen: ocannlMap69AVX512 called without assembly")
+}
 
 // ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap70AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap70AVX512 called without assembly")
 }
 
 // ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap71AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap71AVX512 called without assembly")
 }
 
@@ -676,7 +676,7 @@ func ocannlMap73AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX512(c, x0, x1 *float32) {
+func ocannlMap74AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap74AVX512 called without assembly")
 }
 
@@ -685,13 +685,13 @@ func ocannlMap75AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap75AVX512 called without assembly")
 }
 
-// ocannlMap76AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
+// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap77AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
 }
 
 // ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap78AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap78AVX512 called without assembly")
 }
 
@@ -701,15 +701,15 @@ func ocannlMap79AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
-}
+func ocannlMap80AVX512(c *float32) { panic("ocannlgen: ocannlMap80AVX512 called without assembly") }
 
 // ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX512(c *float32) { panic("ocannlgen: ocannlMap81AVX512 called without assembly") }
+func ocannlMap81AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap81AVX512 called without assembly")
+}
 
 // ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap82AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
 }
 
@@ -719,57 +719,57 @@ func ocannlMap83AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap84AVX512 called without assembly")
-}
+func ocannlMap84AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX512 called without assembly") }
 
 // ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap85AVX512 called without assembly") }
-
-// ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
+func ocannlMap85AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap85AVX512 called without assembly")
 }
 
+// ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap86AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap86AVX512 called without assembly") }
+
 // ocannlMap87AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX512 called without assembly") }
+func ocannlMap87AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap87AVX512 called without assembly")
+}
 
 // ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap88AVX512(c, x0, x1 *float32) {
+func ocannlMap88AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap88AVX512 called without assembly")
 }
 
 // ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap89AVX512 called without assembly")
-}
+func ocannlMap89AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX512 called without assembly") }
 
 // ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap90AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX512 called without assembly") }
+func ocannlMap90AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap90AVX512 called without assembly")
+}
 
 // ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap91AVX512 called without assembly")
-}
+func ocannlMap91AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX512 called without assembly") }
 
 // ocannlMap92AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap92AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap92AVX512 called without assembly") }
+func ocannlMap92AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap92AVX512 called without assembly")
+}
 
 // ocannlMap93AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap93AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap93AVX512 called without assembly")
-}
+func ocannlMap93AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap93AVX512 called without assembly") }
 
 // ocannlMap94AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX512 called without assembly") }
-
-// ocannlMap95AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap95AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
+func ocannlMap94AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap94AVX512 called without assembly")
 }
 
+// ocannlMap95AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap95AVX512(c *float32) { panic("ocannlgen: ocannlMap95AVX512 called without assembly") }
+
 // ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap96AVX512(c *float32) { panic("ocannlgen: ocannlMap96AVX512 called without assembly") }
+func ocannlMap96AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap96AVX512 called without assembly")
+}
 
 // ocannlMap97AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap97AVX512(c, x0, x1, x2 *float32) {
@@ -777,51 +777,51 @@ func ocannlMap97AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap98AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap98AVX512 called without assembly")
-}
+func ocannlMap98AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap98AVX512 called without assembly") }
 
 // ocannlMap99AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap99AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap99AVX512 called without assembly") }
+func ocannlMap99AVX512(c *float32) { panic("ocannlgen: ocannlMap99AVX512 called without assembly") }
 
 // ocannlMap100AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap100AVX512(c *float32) { panic("ocannlgen: ocannlMap100AVX512 called without assembly") }
 
 // ocannlMap101AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap101AVX512(c *float32) { panic("ocannlgen: ocannlMap101AVX512 called without assembly") }
+func ocannlMap101AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap101AVX512 called without assembly")
+}
 
 // ocannlMap102AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX512(c, x0, x1 *float32) {
+func ocannlMap102AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap102AVX512 called without assembly")
 }
 
 // ocannlMap103AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap103AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap103AVX512 called without assembly")
 }
 
 // ocannlMap104AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX512(c, x0, x1 *float32) {
+func ocannlMap104AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap104AVX512 called without assembly")
 }
 
 // ocannlMap105AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap105AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap105AVX512 called without assembly")
 }
 
 // ocannlMap106AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap106AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap106AVX512 called without assembly")
 }
 
 // ocannlMap107AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX512(c, x0, x1 *float32) {
+func ocannlMap107AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap107AVX512 called without assembly")
 }
 
 // ocannlMap108AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap108AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap108AVX512 called without assembly")
 }
 
@@ -831,12 +831,12 @@ func ocannlMap109AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap110AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap110AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap110AVX512 called without assembly")
 }
 
 // ocannlMap111AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX512(c, x0 *float32) {
+func ocannlMap111AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap111AVX512 called without assembly")
 }
 
@@ -846,17 +846,17 @@ func ocannlMap112AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap113AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX512(c, x0, x1 *float32) {
+func ocannlMap113AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap113AVX512 called without assembly")
 }
 
-// ocannlMap114AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap114AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap114AVX512 called without assembly")
+// ocannlMap115AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap115AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap115AVX512 called without assembly")
 }
 
 // ocannlMap116AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap116AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap116AVX512 called without assembly")
 }
 
@@ -866,29 +866,27 @@ func ocannlMap117AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap118AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX512(c, x0, x1 *float32) {
+func ocannlMap118AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap118AVX512 called without assembly")
 }
 
 // ocannlMap119AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap119AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap119AVX512 called without assembly")
 }
 
 // ocannlMap120AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX512(c, x0 *float32) {
+func ocannlMap120AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap120AVX512 called without assembly")
 }
 
 // ocannlMap121AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX512(c, x0, x1 *float32) {
+func ocannlMap121AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap121AVX512 called without assembly")
 }
 
 // ocannlMap122AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap122AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap122AVX512 called without assembly")
-}
+func ocannlMap122AVX512(c *float32) { panic("ocannlgen: ocannlMap122AVX512 called without assembly") }
 
 // ocannlMap123AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap123AVX512(c *float32) { panic("ocannlgen: ocannlMap123AVX512 called without assembly") }
@@ -900,12 +898,12 @@ func ocannlMap124AVX512(c *float32) { panic("ocannlgen: ocannlMap124AVX512 calle
 func ocannlMap125AVX512(c *float32) { panic("ocannlgen: ocannlMap125AVX512 called without assembly") }
 
 // ocannlMap126AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX512(c *float32) { panic("ocannlgen: ocannlMap126AVX512 called without assembly") }
+func ocannlMap126AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap126AVX512 called without assembly")
+}
 
 // ocannlMap127AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap127AVX512 called without assembly")
-}
+func ocannlMap127AVX512(c *float32) { panic("ocannlgen: ocannlMap127AVX512 called without assembly") }
 
 // ocannlMap128AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap128AVX512(c *float32) { panic("ocannlgen: ocannlMap128AVX512 called without assembly") }
@@ -917,12 +915,12 @@ func ocannlMap129AVX512(c *float32) { panic("ocannlgen: ocannlMap129AVX512 calle
 func ocannlMap130AVX512(c *float32) { panic("ocannlgen: ocannlMap130AVX512 called without assembly") }
 
 // ocannlMap131AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX512(c *float32) { panic("ocannlgen: ocannlMap131AVX512 called without assembly") }
+func ocannlMap131AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap131AVX512 called without assembly")
+}
 
 // ocannlMap132AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap132AVX512 called without assembly")
-}
+func ocannlMap132AVX512(c *float32) { panic("ocannlgen: ocannlMap132AVX512 called without assembly") }
 
 // ocannlMap133AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap133AVX512(c *float32) { panic("ocannlgen: ocannlMap133AVX512 called without assembly") }
@@ -934,11 +932,8 @@ func ocannlMap134AVX512(c *float32) { panic("ocannlgen: ocannlMap134AVX512 calle
 func ocannlMap135AVX512(c *float32) { panic("ocannlgen: ocannlMap135AVX512 called without assembly") }
 
 // ocannlMap136AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap136AVX512(c *float32) { panic("ocannlgen: ocannlMap136AVX512 called without assembly") }
-
-// ocannlMap137AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap137AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap137AVX512 called without assembly")
+func ocannlMap136AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap136AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -1376,23 +1371,23 @@ func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 cal
 func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap68AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
 
 // ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
+func ocannlMap69AVX2(c, x0, x1, x2, x3, x4 *float32) {
+	panic("ocannlgen: ocannlMap69AVX2 called without assembly")
+}
 
 // ocannlMap70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap70AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap70AVX2 called without assembly")
 }
 
 // ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap71AVX2 called without assembly")
-}
+func ocannlMap71AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
@@ -1401,7 +1396,9 @@ func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 cal
 func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
 
 // ocannlMap74AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
+func ocannlMap74AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap74AVX2 called without assembly")
+}
 
 // ocannlMap75AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
@@ -1409,75 +1406,79 @@ func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap76AVX2 called without assembly")
-}
+func ocannlMap76AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
 
 // ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
+func ocannlMap77AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap77AVX2 called without assembly")
+}
 
 // ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap78AVX2 called without assembly")
-}
+func ocannlMap78AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
 
 // ocannlMap79AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap79AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
 
 // ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
+func ocannlMap80AVX2(c *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
 
 // ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX2(c *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
+func ocannlMap81AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap81AVX2 called without assembly")
+}
 
 // ocannlMap82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap82AVX2 called without assembly")
-}
+func ocannlMap82AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap82AVX2 called without assembly") }
 
 // ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap83AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
 
 // ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
+func ocannlMap84AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
 
 // ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
+func ocannlMap85AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
 
 // ocannlMap86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
+func ocannlMap86AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
 
 // ocannlMap87AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
-
-// ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap88AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap88AVX2 called without assembly") }
-
-// ocannlMap89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
-
-// ocannlMap90AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap90AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
-
-// ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap91AVX2 called without assembly")
+func ocannlMap87AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap87AVX2 called without assembly")
 }
 
+// ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap88AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap88AVX2 called without assembly")
+}
+
+// ocannlMap89AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap89AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
+
+// ocannlMap90AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap90AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap90AVX2 called without assembly")
+}
+
+// ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
+
 // ocannlMap92AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap92AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
+func ocannlMap92AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
 
 // ocannlMap93AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap93AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
+func ocannlMap93AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
 
 // ocannlMap94AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
+func ocannlMap94AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
 
 // ocannlMap95AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap95AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap95AVX2 called without assembly") }
+func ocannlMap95AVX2(c *float32) { panic("ocannlgen: ocannlMap95AVX2 called without assembly") }
 
 // ocannlMap96AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap96AVX2(c *float32) { panic("ocannlgen: ocannlMap96AVX2 called without assembly") }
+func ocannlMap96AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap96AVX2 called without assembly")
+}
 
 // ocannlMap97AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap97AVX2(c, x0, x1, x2 *float32) {
@@ -1485,51 +1486,51 @@ func ocannlMap97AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap98AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap98AVX2 called without assembly")
-}
+func ocannlMap98AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap98AVX2 called without assembly") }
 
 // ocannlMap99AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap99AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap99AVX2 called without assembly") }
+func ocannlMap99AVX2(c *float32) { panic("ocannlgen: ocannlMap99AVX2 called without assembly") }
 
 // ocannlMap100AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap100AVX2(c *float32) { panic("ocannlgen: ocannlMap100AVX2 called without assembly") }
 
 // ocannlMap101AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap101AVX2(c *float32) { panic("ocannlgen: ocannlMap101AVX2 called without assembly") }
+func ocannlMap101AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap101AVX2 called without assembly")
+}
 
 // ocannlMap102AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX2(c, x0, x1 *float32) {
+func ocannlMap102AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap102AVX2 called without assembly")
 }
 
 // ocannlMap103AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap103AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap103AVX2 called without assembly")
 }
 
 // ocannlMap104AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX2(c, x0, x1 *float32) {
+func ocannlMap104AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap104AVX2 called without assembly")
 }
 
 // ocannlMap105AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap105AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap105AVX2 called without assembly")
 }
 
 // ocannlMap106AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap106AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap106AVX2 called without assembly")
 }
 
 // ocannlMap107AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX2(c, x0, x1 *float32) {
+func ocannlMap107AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap107AVX2 called without assembly")
 }
 
 // ocannlMap108AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap108AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap108AVX2 called without assembly")
 }
 
@@ -1539,12 +1540,12 @@ func ocannlMap109AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap110AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap110AVX2 called without assembly")
-}
+func ocannlMap110AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap110AVX2 called without assembly") }
 
 // ocannlMap111AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap111AVX2 called without assembly") }
+func ocannlMap111AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap111AVX2 called without assembly")
+}
 
 // ocannlMap112AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap112AVX2(c, x0, x1 *float32) {
@@ -1552,18 +1553,18 @@ func ocannlMap112AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap113AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap113AVX2 called without assembly")
-}
+func ocannlMap113AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap113AVX2 called without assembly") }
 
 // ocannlMap114AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap114AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap114AVX2 called without assembly") }
 
 // ocannlMap115AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap115AVX2 called without assembly") }
+func ocannlMap115AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap115AVX2 called without assembly")
+}
 
 // ocannlMap116AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap116AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap116AVX2 called without assembly")
 }
 
@@ -1573,25 +1574,23 @@ func ocannlMap117AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap118AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX2(c, x0, x1 *float32) {
+func ocannlMap118AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap118AVX2 called without assembly")
 }
 
 // ocannlMap119AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap119AVX2 called without assembly")
-}
+func ocannlMap119AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap119AVX2 called without assembly") }
 
 // ocannlMap120AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap120AVX2 called without assembly") }
-
-// ocannlMap121AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap121AVX2 called without assembly")
+func ocannlMap120AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap120AVX2 called without assembly")
 }
 
+// ocannlMap121AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap121AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap121AVX2 called without assembly") }
+
 // ocannlMap122AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap122AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap122AVX2 called without assembly") }
+func ocannlMap122AVX2(c *float32) { panic("ocannlgen: ocannlMap122AVX2 called without assembly") }
 
 // ocannlMap123AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap123AVX2(c *float32) { panic("ocannlgen: ocannlMap123AVX2 called without assembly") }
@@ -1603,12 +1602,12 @@ func ocannlMap124AVX2(c *float32) { panic("ocannlgen: ocannlMap124AVX2 called wi
 func ocannlMap125AVX2(c *float32) { panic("ocannlgen: ocannlMap125AVX2 called without assembly") }
 
 // ocannlMap126AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX2(c *float32) { panic("ocannlgen: ocannlMap126AVX2 called without assembly") }
+func ocannlMap126AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap126AVX2 called without assembly")
+}
 
 // ocannlMap127AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap127AVX2 called without assembly")
-}
+func ocannlMap127AVX2(c *float32) { panic("ocannlgen: ocannlMap127AVX2 called without assembly") }
 
 // ocannlMap128AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap128AVX2(c *float32) { panic("ocannlgen: ocannlMap128AVX2 called without assembly") }
@@ -1620,10 +1619,10 @@ func ocannlMap129AVX2(c *float32) { panic("ocannlgen: ocannlMap129AVX2 called wi
 func ocannlMap130AVX2(c *float32) { panic("ocannlgen: ocannlMap130AVX2 called without assembly") }
 
 // ocannlMap131AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX2(c *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
+func ocannlMap131AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
 
 // ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
+func ocannlMap132AVX2(c *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
 
 // ocannlMap133AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap133AVX2(c *float32) { panic("ocannlgen: ocannlMap133AVX2 called without assembly") }
@@ -1635,10 +1634,7 @@ func ocannlMap134AVX2(c *float32) { panic("ocannlgen: ocannlMap134AVX2 called wi
 func ocannlMap135AVX2(c *float32) { panic("ocannlgen: ocannlMap135AVX2 called without assembly") }
 
 // ocannlMap136AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap136AVX2(c *float32) { panic("ocannlgen: ocannlMap136AVX2 called without assembly") }
-
-// ocannlMap137AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap137AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap137AVX2 called without assembly") }
+func ocannlMap136AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap136AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {
@@ -1781,7 +1777,7 @@ func ocannlReduce27AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce28AVX512(c, x0 *float32) {
+func ocannlReduce28AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce28AVX512 called without assembly")
 }
 
@@ -1826,12 +1822,12 @@ func ocannlReduce36AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlReduce37AVX512(c, x0, x1, x2, x3, x4 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX512 called without assembly")
 }
 
 // ocannlReduce38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce38AVX512(c, x0, x1 *float32) {
+func ocannlReduce38AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce38AVX512 called without assembly")
 }
 
@@ -2033,7 +2029,7 @@ func ocannlReduce27AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce28AVX2(c, x0 *float32) {
+func ocannlReduce28AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce28AVX2 called without assembly")
 }
 
@@ -2078,12 +2074,12 @@ func ocannlReduce36AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlReduce37AVX2(c, x0, x1, x2, x3, x4 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 
 // ocannlReduce38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce38AVX2(c, x0, x1 *float32) {
+func ocannlReduce38AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce38AVX2 called without assembly")
 }
 

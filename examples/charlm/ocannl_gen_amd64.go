@@ -136,255 +136,250 @@ func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap1AVX512(c *float32, x0 *float32)
 
-// ocannlMap2AVX512 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap2AVX512(c *float32, x0 *float32)
 
-// ocannlMap3AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap3AVX512(c *float32, x0 *float32)
 
-// ocannlMap4AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 96 elements: c = add(div(mul(x0,sub(x1,x2)),x3),x4).
 //
 //go:noescape
-func ocannlMap4AVX512(c *float32, x0 *float32)
+func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlMap5AVX512 runs a float32 pointwise kernel over 96 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap6AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,div(x1,x2),-1e+09).
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 64 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 64 elements: c = exp(sub(x0,x1)).
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 768 elements: c = add(x0,mul(x1,x2)).
 //
 //go:noescape
-func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 768 elements: c = add(x0,mul(x1,x2)).
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 384 elements: c = gelu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap10AVX512 runs a float32 pointwise kernel over 384 elements: c = gelu(add(x0,x1)).
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,mul(add(x1,x2),x3)).
 //
 //go:noescape
-func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap11AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,mul(add(x1,x2),x3)).
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(add(x0,x1),x2)).
 //
 //go:noescape
-func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(add(x0,x1),x2)).
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 128 elements: c = sub(sub(add(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap14AVX512 runs a float32 pointwise kernel over 128 elements: c = sub(sub(add(x0,x1),x2),x3).
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap15AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 128 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap16AVX512 runs a float32 pointwise kernel over 128 elements: c += mul(x0,x1).
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 1024 elements: c = 128.
 //
 //go:noescape
-func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap16AVX512(c *float32)
 
-// ocannlMap17AVX512 runs a float32 pointwise kernel over 1024 elements: c = 128.
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap17AVX512(c *float32)
+func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap18AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 96 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 96 elements: c = add(div(x0,x1),0).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX512(c *float32, x0 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 96 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap21AVX512(c *float32, x0 *float32)
+func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 96 elements: c = add(mul(x0,x1),0).
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,96),0).
 //
 //go:noescape
-func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap22AVX512(c *float32, x0 *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,96),0).
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 96 elements: c += mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float32, x0 *float32)
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap24AVX512 runs a float32 pointwise kernel over 96 elements: c += mul(x0,x1).
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 96 elements: c += mul(sub(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 96 elements: c += mul(x0,x1).
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 96 elements: c += x0.
 //
 //go:noescape
-func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap25AVX512(c *float32, x0 *float32)
 
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 96 elements: c += x0.
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 768 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap26AVX512(c *float32, x0 *float32)
+func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 768 elements: c = add(mul(x0,x1),0).
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
 //
 //go:noescape
-func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 768 elements: c += x0.
 //
 //go:noescape
-func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap28AVX512(c *float32, x0 *float32)
 
-// ocannlMap29AVX512 runs a float32 pointwise kernel over 768 elements: c += x0.
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap29AVX512(c *float32, x0 *float32)
+func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 64 elements: c += x0.
 //
 //go:noescape
-func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap30AVX512(c *float32, x0 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 64 elements: c += x0.
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap31AVX512(c *float32, x0 *float32)
+func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap32AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,x1),0).
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 4096 elements: c = 64.
 //
 //go:noescape
-func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap32AVX512(c *float32)
 
-// ocannlMap33AVX512 runs a float32 pointwise kernel over 4096 elements: c = 64.
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap33AVX512(c *float32)
+func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
 func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap35AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap37AVX512(c *float32, x0 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap38AVX512(c *float32, x0 *float32)
+func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX512 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX512 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
 //
 //go:noescape
 func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap44AVX512(c *float32, x0 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap45AVX512(c *float32, x0 *float32)
+func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
 //
 //go:noescape
-func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap46AVX512(c *float32, x0 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap47AVX512(c *float32, x0 *float32)
+func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
 //
 //go:noescape
-func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap48AVX512(c *float32, x0 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap49AVX512(c *float32, x0 *float32)
-
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce0AVX512(c *float32, x0 *float32)
 
-// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 96 elements.
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(sub(x0,x1),sub(x0,x1)), 16 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce1AVX512(c *float32, x0 *float32)
+func ocannlReduce1AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce2AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 64 elements.
 //
@@ -431,15 +426,15 @@ func ocannlReduce9AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce10AVX512(c *float32, x0 *float32)
 
-// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,x2),mul(x3,x3)),-1)), 16 rows of 96 elements.
+// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlReduce12AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 96 elements.
+// ocannlReduce12AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlReduce13AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 96 elements.
 //
@@ -601,260 +596,255 @@ func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap1AVX2(c *float32, x0 *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap2AVX2(c *float32, x0 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 96 elements: c = add(div(mul(x0,sub(x1,x2)),x3),x4).
 //
 //go:noescape
-func ocannlMap4AVX2(c *float32, x0 *float32)
+func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 96 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,div(x1,x2),-1e+09).
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 64 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 64 elements: c = exp(sub(x0,x1)).
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 768 elements: c = add(x0,mul(x1,x2)).
 //
 //go:noescape
-func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 768 elements: c = add(x0,mul(x1,x2)).
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 384 elements: c = gelu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 384 elements: c = gelu(add(x0,x1)).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 96 elements: c = add(x0,mul(add(x1,x2),x3)).
 //
 //go:noescape
-func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap11AVX2 runs a float32 pointwise kernel over 96 elements: c = add(x0,mul(add(x1,x2),x3)).
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(add(x0,x1),x2)).
 //
 //go:noescape
-func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(add(x0,x1),x2)).
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap12AVX2(c *float32, x0 *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 128 elements: c = sub(sub(add(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap13AVX2(c *float32, x0 *float32)
+func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 128 elements: c = sub(sub(add(x0,x1),x2),x3).
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 128 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 128 elements: c += mul(x0,x1).
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 1024 elements: c = 128.
 //
 //go:noescape
-func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap16AVX2(c *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 1024 elements: c = 128.
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float32)
+func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 96 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 96 elements: c = add(div(x0,x1),0).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX2(c *float32, x0 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 96 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float32, x0 *float32)
+func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 96 elements: c = add(mul(x0,x1),0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,96),0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap22AVX2(c *float32, x0 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,96),0).
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 96 elements: c += mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32, x0 *float32)
+func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 96 elements: c += mul(x0,x1).
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 96 elements: c += mul(sub(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 96 elements: c += mul(x0,x1).
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 96 elements: c += x0.
 //
 //go:noescape
-func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap25AVX2(c *float32, x0 *float32)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 96 elements: c += x0.
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 768 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap26AVX2(c *float32, x0 *float32)
+func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 768 elements: c = add(mul(x0,x1),0).
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
 //
 //go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,gelu_grad(add(x1,x2))),0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 768 elements: c += x0.
 //
 //go:noescape
-func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap28AVX2(c *float32, x0 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 768 elements: c += x0.
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap29AVX2(c *float32, x0 *float32)
+func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 64 elements: c += x0.
 //
 //go:noescape
-func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap30AVX2(c *float32, x0 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 64 elements: c += x0.
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap31AVX2(c *float32, x0 *float32)
+func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,x1),0).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 4096 elements: c = 64.
 //
 //go:noescape
-func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap32AVX2(c *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 4096 elements: c = 64.
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap33AVX2(c *float32)
+func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
 func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap35AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap37AVX2(c *float32, x0 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap38AVX2(c *float32, x0 *float32)
+func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX2 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
 //
 //go:noescape
 func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
+// ocannlMap43AVX2 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap44AVX2(c *float32, x0 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
 //
 //go:noescape
-func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap46AVX2(c *float32, x0 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap47AVX2(c *float32, x0 *float32)
+func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap48AVX2(c *float32, x0 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float32, x0 *float32)
-
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce0AVX2(c *float32, x0 *float32)
 
-// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 96 elements.
+// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(sub(x0,x1),sub(x0,x1)), 16 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce1AVX2(c *float32, x0 *float32)
+func ocannlReduce1AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce2AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 64 elements.
 //
@@ -901,15 +891,15 @@ func ocannlReduce9AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,x2),mul(x3,x3)),-1)), 16 rows of 96 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 96 elements.
+// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 96 elements.
 //

@@ -11216,39 +11216,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000006, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VSUBPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -11267,9 +11237,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32)
+// func ocannlMap3AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -11287,49 +11257,53 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (BX), Z0
-	MOVQ         $0x00000006, R8
+	VBROADCASTSS (SI), Z1
+	MOVQ         $0x00000006, R9
 
 e2:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (SI), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VSUBPS  Z0, Z3, Z3
+	VMULPS  Z3, Z2, Z2
+	VDIVPS  Z1, Z2, Z2
+	VMOVUPS (DI), Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	ADDQ    $+64, SI
-	DECQ    R8
+	ADDQ    $+64, DI
+	DECQ    R9
 	JNZ     e2
 	ADDQ    $+24192, AX
 	ADDQ    $-384, CX
 	ADDQ    $+24192, DX
 	ADDQ    $+256, BX
-	ADDQ    $-384, SI
-	DECQ    DI
+	ADDQ    $+256, SI
+	ADDQ    $-384, DI
+	DECQ    R8
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11363,27 +11337,27 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap6AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap6AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap6AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap6AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap6AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap6AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap6AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap6AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap6AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap6AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap6AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap6AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap6AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000020, BX
 
 row1:
@@ -11399,7 +11373,7 @@ e2:
 	VRNDSCALEPS  $0x00, Z15, Z15
 	VFNMADD231PS Z7, Z15, Z14
 	VFNMADD231PS Z8, Z15, Z14
-	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z16
+	VBROADCASTSS ocannlMap6AVX512Consts<>+416(SB), Z16
 	VFMADD213PS  Z9, Z14, Z16
 	VFMADD213PS  Z10, Z14, Z16
 	VFMADD213PS  Z11, Z14, Z16
@@ -11429,123 +11403,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap7AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap7AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap7AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap7AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap7AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap7AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap7AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap7AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap7AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap7AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap7AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap6AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap6AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap6AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap6AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap6AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap6AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap6AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap6AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap6AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap6AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap6AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap6AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap6AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap6AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap6AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap6AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap6AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11571,9 +11545,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11607,37 +11581,37 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap10AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap10AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap10AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap10AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap10AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap10AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap10AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap10AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap10AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap10AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap10AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap10AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap10AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap10AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap10AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap10AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap10AVX512Consts<>+704(SB), Z24
+	VBROADCASTSS ocannlMap9AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap9AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap9AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap9AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap9AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap9AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap9AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap9AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap9AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap9AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap9AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap9AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap9AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap9AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap9AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap9AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap9AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap9AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap9AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap9AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap9AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap9AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap9AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000008, BX
 
 row1:
@@ -11650,11 +11624,11 @@ e2:
 	VPANDD       Z8, Z25, Z26
 	VMINPS       Z26, Z9, Z26
 	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z28
+	VBROADCASTSS ocannlMap9AVX512Consts<>+96(SB), Z28
 	VDIVPS       Z27, Z28, Z28
 	VSUBPS       Z1, Z26, Z27
 	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap10AVX512Consts<>+736(SB), Z29
+	VBROADCASTSS ocannlMap9AVX512Consts<>+736(SB), Z29
 	VFMADD213PS  Z10, Z27, Z29
 	VFMADD213PS  Z11, Z27, Z29
 	VFMADD213PS  Z12, Z27, Z29
@@ -11676,14 +11650,14 @@ e2:
 	VRNDSCALEPS  $0x00, Z27, Z27
 	VFNMADD231PS Z23, Z27, Z26
 	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap10AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap10AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap9AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap9AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap10AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap9AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap10AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap9AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap10AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap9AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -11702,7 +11676,7 @@ e2:
 	VMULPS       Z3, Z28, Z28
 	VFMADD231PS  Z30, Z28, Z30
 	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z26
+	VBROADCASTSS ocannlMap9AVX512Consts<>+96(SB), Z26
 	VSUBPS       Z30, Z26, Z26
 	VCMPPS       $0x01, Z0, Z25, K1
 	VBLENDMPS    Z30, Z26, K1, Z2
@@ -11719,243 +11693,243 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap10AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap10AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap10AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap10AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap10AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap10AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap10AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap10AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap10AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap10AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap10AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap10AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap10AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap10AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap10AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap10AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap10AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap10AVX512Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap9AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap9AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap9AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap9AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap9AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap9AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap9AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap9AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+GLOBL ocannlMap9AVX512Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11994,28 +11968,28 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap12AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap12AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap12AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap12AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap12AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap12AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap12AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap12AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap12AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap12AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap12AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap12AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap12AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap11AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap11AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap11AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap11AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap11AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap11AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap11AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap11AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap11AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap11AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap11AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap11AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000008, SI
 
 row1:
@@ -12033,7 +12007,7 @@ e2:
 	VRNDSCALEPS  $0x00, Z15, Z15
 	VFNMADD231PS Z7, Z15, Z14
 	VFNMADD231PS Z8, Z15, Z14
-	VBROADCASTSS ocannlMap12AVX512Consts<>+416(SB), Z16
+	VBROADCASTSS ocannlMap11AVX512Consts<>+416(SB), Z16
 	VFMADD213PS  Z9, Z14, Z16
 	VFMADD213PS  Z10, Z14, Z16
 	VFMADD213PS  Z11, Z14, Z16
@@ -12065,123 +12039,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap12AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap12AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap12AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap12AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap12AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap12AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap12AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap12AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap12AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap12AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap12AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap12AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap12AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap12AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap12AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap12AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap11AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap11AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12218,9 +12192,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12242,9 +12216,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12274,9 +12248,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float32)
+// func ocannlMap16AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -12291,9 +12265,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12329,9 +12303,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12358,9 +12332,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12384,9 +12358,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12404,9 +12378,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12434,9 +12408,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12456,73 +12430,81 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000006, SI
+	VBROADCASTSS (BX), Z1
+	MOVQ         $0x00000006, DI
 
 e2:
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
+	VMOVUPS (DX), Z2
+	VSUBPS  Z1, Z2, Z2
+	VMULPS  Z2, Z0, Z2
+	VMOVUPS (AX), Z3
+	VADDPS  Z3, Z2, Z3
+	VMOVUPS Z3, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+24192, AX
 	ADDQ    $+256, CX
 	ADDQ    $+24192, DX
-	DECQ    BX
+	ADDQ    $+256, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000006, SI
+	VBROADCASTSS (BX), Z1
+	MOVQ         $0x00000006, DI
 
 e2:
-	VMOVUPS (CX), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
+	VMOVUPS (CX), Z2
+	VSUBPS  Z0, Z2, Z2
+	VMULPS  Z1, Z2, Z2
+	VMOVUPS (AX), Z3
+	VADDPS  Z3, Z2, Z3
+	VMOVUPS Z3, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+24192, AX
 	ADDQ    $+24192, CX
 	ADDQ    $+256, DX
-	DECQ    BX
+	ADDQ    $+256, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12547,9 +12529,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12571,37 +12553,37 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap28AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap28AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap28AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap28AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap28AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap28AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap28AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap28AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap27AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap27AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap27AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap27AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap27AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap27AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap27AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap27AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap27AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap27AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap27AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap27AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap27AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap27AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap27AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap27AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap27AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap27AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap27AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap27AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap27AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap27AVX512Consts<>+672(SB), Z23
 	MOVQ         $0x00000018, SI
 
 e1:
@@ -12611,11 +12593,11 @@ e1:
 	VPANDD       Z8, Z24, Z25
 	VMINPS       Z25, Z9, Z25
 	VADDPS       Z1, Z25, Z26
-	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z27
+	VBROADCASTSS ocannlMap27AVX512Consts<>+96(SB), Z27
 	VDIVPS       Z26, Z27, Z27
 	VSUBPS       Z1, Z25, Z26
 	VMULPS       Z27, Z26, Z26
-	VBROADCASTSS ocannlMap28AVX512Consts<>+704(SB), Z28
+	VBROADCASTSS ocannlMap27AVX512Consts<>+704(SB), Z28
 	VFMADD213PS  Z10, Z26, Z28
 	VFMADD213PS  Z11, Z26, Z28
 	VFMADD213PS  Z12, Z26, Z28
@@ -12636,16 +12618,16 @@ e1:
 	VMULPS       Z22, Z26, Z29
 	VRNDSCALEPS  $0x00, Z29, Z29
 	VFNMADD231PS Z23, Z29, Z26
-	VBROADCASTSS ocannlMap28AVX512Consts<>+736(SB), Z30
+	VBROADCASTSS ocannlMap27AVX512Consts<>+736(SB), Z30
 	VFNMADD231PS Z30, Z29, Z26
-	VBROADCASTSS ocannlMap28AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap28AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap27AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap27AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap28AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap27AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap28AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap27AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap28AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap27AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -12663,10 +12645,10 @@ e1:
 	VMULPS       Z29, Z30, Z30
 	VMULPS       Z3, Z27, Z27
 	VFMADD231PS  Z30, Z27, Z30
-	VBROADCASTSS ocannlMap28AVX512Consts<>+928(SB), Z26
+	VBROADCASTSS ocannlMap27AVX512Consts<>+928(SB), Z26
 	VFNMADD231PS Z26, Z25, Z28
 	VMULPS       Z28, Z30, Z30
-	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z25
+	VBROADCASTSS ocannlMap27AVX512Consts<>+96(SB), Z25
 	VSUBPS       Z30, Z25, Z25
 	VCMPPS       $0x01, Z0, Z24, K1
 	VBLENDMPS    Z30, Z25, K1, Z2
@@ -12683,251 +12665,251 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap28AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap28AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+704(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+708(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+712(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+716(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+720(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+724(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+728(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+732(SB)/4, $0x38682e04
-DATA ocannlMap28AVX512Consts<>+736(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+740(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+744(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+748(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+752(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+756(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+760(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+764(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX512Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX512Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX512Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX512Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX512Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX512Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX512Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap27AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap27AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap27AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap27AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap27AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap27AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap27AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap27AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap27AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap27AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap27AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap27AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap27AVX512Consts<>+704(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+708(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+712(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+716(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+720(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+724(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+728(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+732(SB)/4, $0x38682e04
+DATA ocannlMap27AVX512Consts<>+736(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+740(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+744(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+748(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+752(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+756(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+760(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+764(SB)/4, $0xb102e308
+DATA ocannlMap27AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap27AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap27AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX512Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX512Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX512Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX512Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX512Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX512Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX512Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX512Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap27AVX512Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12953,9 +12935,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12982,9 +12964,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13008,9 +12990,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13032,9 +13014,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32)
+// func ocannlMap32AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -13049,9 +13031,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13086,9 +13068,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13121,9 +13103,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13144,9 +13126,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13172,9 +13154,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13193,9 +13175,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13222,9 +13204,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13250,9 +13232,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13279,9 +13261,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13301,9 +13283,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13333,9 +13315,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13361,26 +13343,26 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap45AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap45AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap45AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap45AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap45AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap45AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap45AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap44AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap44AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap44AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap44AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap44AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap44AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x00000400, DX
 
 e1:
@@ -13391,7 +13373,7 @@ e1:
 	VRNDSCALEPS  $0x00, Z14, Z14
 	VFNMADD231PS Z7, Z14, Z13
 	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z15
 	VFMADD213PS  Z9, Z13, Z15
 	VFMADD213PS  Z10, Z13, Z15
 	VFMADD213PS  Z11, Z13, Z15
@@ -13418,123 +13400,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap45AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap44AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13560,9 +13542,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13580,9 +13562,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13609,36 +13591,36 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS ocannlMap49AVX512Consts<>+0(SB), Z1
-	VBROADCASTSS ocannlMap49AVX512Consts<>+32(SB), Z3
-	VBROADCASTSS ocannlMap49AVX512Consts<>+64(SB), Z4
-	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z5
-	VBROADCASTSS ocannlMap49AVX512Consts<>+128(SB), Z6
-	VBROADCASTSS ocannlMap49AVX512Consts<>+160(SB), Z7
-	VBROADCASTSS ocannlMap49AVX512Consts<>+192(SB), Z8
-	VBROADCASTSS ocannlMap49AVX512Consts<>+224(SB), Z9
-	VBROADCASTSS ocannlMap49AVX512Consts<>+256(SB), Z10
-	VBROADCASTSS ocannlMap49AVX512Consts<>+288(SB), Z11
-	VBROADCASTSS ocannlMap49AVX512Consts<>+320(SB), Z12
-	VBROADCASTSS ocannlMap49AVX512Consts<>+352(SB), Z13
-	VBROADCASTSS ocannlMap49AVX512Consts<>+384(SB), Z14
-	VBROADCASTSS ocannlMap49AVX512Consts<>+416(SB), Z15
-	VBROADCASTSS ocannlMap49AVX512Consts<>+448(SB), Z16
-	VBROADCASTSS ocannlMap49AVX512Consts<>+480(SB), Z17
-	VBROADCASTSS ocannlMap49AVX512Consts<>+512(SB), Z18
-	VBROADCASTSS ocannlMap49AVX512Consts<>+544(SB), Z19
-	VBROADCASTSS ocannlMap49AVX512Consts<>+576(SB), Z20
-	VBROADCASTSS ocannlMap49AVX512Consts<>+608(SB), Z21
-	VBROADCASTSS ocannlMap49AVX512Consts<>+640(SB), Z22
-	VBROADCASTSS ocannlMap49AVX512Consts<>+672(SB), Z23
-	VBROADCASTSS ocannlMap49AVX512Consts<>+704(SB), Z24
+	VBROADCASTSS ocannlMap48AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap48AVX512Consts<>+32(SB), Z3
+	VBROADCASTSS ocannlMap48AVX512Consts<>+64(SB), Z4
+	VBROADCASTSS ocannlMap48AVX512Consts<>+96(SB), Z5
+	VBROADCASTSS ocannlMap48AVX512Consts<>+128(SB), Z6
+	VBROADCASTSS ocannlMap48AVX512Consts<>+160(SB), Z7
+	VBROADCASTSS ocannlMap48AVX512Consts<>+192(SB), Z8
+	VBROADCASTSS ocannlMap48AVX512Consts<>+224(SB), Z9
+	VBROADCASTSS ocannlMap48AVX512Consts<>+256(SB), Z10
+	VBROADCASTSS ocannlMap48AVX512Consts<>+288(SB), Z11
+	VBROADCASTSS ocannlMap48AVX512Consts<>+320(SB), Z12
+	VBROADCASTSS ocannlMap48AVX512Consts<>+352(SB), Z13
+	VBROADCASTSS ocannlMap48AVX512Consts<>+384(SB), Z14
+	VBROADCASTSS ocannlMap48AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap48AVX512Consts<>+448(SB), Z16
+	VBROADCASTSS ocannlMap48AVX512Consts<>+480(SB), Z17
+	VBROADCASTSS ocannlMap48AVX512Consts<>+512(SB), Z18
+	VBROADCASTSS ocannlMap48AVX512Consts<>+544(SB), Z19
+	VBROADCASTSS ocannlMap48AVX512Consts<>+576(SB), Z20
+	VBROADCASTSS ocannlMap48AVX512Consts<>+608(SB), Z21
+	VBROADCASTSS ocannlMap48AVX512Consts<>+640(SB), Z22
+	VBROADCASTSS ocannlMap48AVX512Consts<>+672(SB), Z23
+	VBROADCASTSS ocannlMap48AVX512Consts<>+704(SB), Z24
 	MOVQ         $0x00000600, DX
 
 e1:
@@ -13646,11 +13628,11 @@ e1:
 	VPANDD       Z8, Z25, Z26
 	VMINPS       Z26, Z9, Z26
 	VADDPS       Z1, Z26, Z27
-	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z28
+	VBROADCASTSS ocannlMap48AVX512Consts<>+96(SB), Z28
 	VDIVPS       Z27, Z28, Z28
 	VSUBPS       Z1, Z26, Z27
 	VMULPS       Z28, Z27, Z27
-	VBROADCASTSS ocannlMap49AVX512Consts<>+736(SB), Z29
+	VBROADCASTSS ocannlMap48AVX512Consts<>+736(SB), Z29
 	VFMADD213PS  Z10, Z27, Z29
 	VFMADD213PS  Z11, Z27, Z29
 	VFMADD213PS  Z12, Z27, Z29
@@ -13672,14 +13654,14 @@ e1:
 	VRNDSCALEPS  $0x00, Z27, Z27
 	VFNMADD231PS Z23, Z27, Z26
 	VFNMADD231PS Z24, Z27, Z26
-	VBROADCASTSS ocannlMap49AVX512Consts<>+768(SB), Z30
-	VBROADCASTSS ocannlMap49AVX512Consts<>+800(SB), Z31
+	VBROADCASTSS ocannlMap48AVX512Consts<>+768(SB), Z30
+	VBROADCASTSS ocannlMap48AVX512Consts<>+800(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap49AVX512Consts<>+832(SB), Z31
+	VBROADCASTSS ocannlMap48AVX512Consts<>+832(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap49AVX512Consts<>+864(SB), Z31
+	VBROADCASTSS ocannlMap48AVX512Consts<>+864(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
-	VBROADCASTSS ocannlMap49AVX512Consts<>+896(SB), Z31
+	VBROADCASTSS ocannlMap48AVX512Consts<>+896(SB), Z31
 	VFMADD213PS  Z31, Z26, Z30
 	VFMADD213PS  Z4, Z26, Z30
 	VFMADD213PS  Z5, Z26, Z30
@@ -13698,7 +13680,7 @@ e1:
 	VMULPS       Z3, Z28, Z28
 	VFMADD231PS  Z30, Z28, Z30
 	VMULPS       Z29, Z30, Z30
-	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z26
+	VBROADCASTSS ocannlMap48AVX512Consts<>+96(SB), Z26
 	VSUBPS       Z30, Z26, Z26
 	VCMPPS       $0x01, Z0, Z25, K1
 	VBLENDMPS    Z30, Z26, K1, Z2
@@ -13711,243 +13693,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap49AVX512Consts<>+0(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+4(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+8(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+12(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+16(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+20(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+24(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+28(SB)/4, $0x40400000
-DATA ocannlMap49AVX512Consts<>+32(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+36(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+40(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+44(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+48(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+52(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+56(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+60(SB)/4, $0xbf000000
-DATA ocannlMap49AVX512Consts<>+64(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+68(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+72(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+76(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+80(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+84(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+88(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+92(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+128(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+132(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+136(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+140(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+144(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+148(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+152(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+156(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+160(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+164(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+168(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+172(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+176(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+180(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+184(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+188(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+192(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+196(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+200(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+204(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+208(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+212(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+216(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+220(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX512Consts<>+224(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+228(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+232(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+236(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+240(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+244(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+248(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+252(SB)/4, $0x41680000
-DATA ocannlMap49AVX512Consts<>+256(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+260(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+264(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+268(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+272(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+276(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+280(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+284(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX512Consts<>+288(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+292(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+296(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+300(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+304(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+308(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+312(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+316(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX512Consts<>+320(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+324(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+328(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+332(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+336(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+340(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+344(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+348(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX512Consts<>+352(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+356(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+360(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+364(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+368(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+372(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+376(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+380(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX512Consts<>+384(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+388(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+392(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+396(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+400(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+404(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+408(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+412(SB)/4, $0x3be46308
-DATA ocannlMap49AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX512Consts<>+448(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+452(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+456(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+460(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+464(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+468(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+472(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+476(SB)/4, $0xbd419695
-DATA ocannlMap49AVX512Consts<>+480(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+484(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+488(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+492(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+496(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+500(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+504(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+508(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX512Consts<>+512(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+516(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+520(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+524(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+528(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+532(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+536(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+540(SB)/4, $0xbf026395
-DATA ocannlMap49AVX512Consts<>+544(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+548(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+552(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+556(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+560(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+564(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+568(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+572(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX512Consts<>+576(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+580(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+584(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+588(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+592(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+596(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+600(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+604(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+608(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+612(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+616(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+620(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+624(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+628(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+632(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+636(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+672(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+676(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+680(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+684(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+688(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+692(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+696(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+700(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+704(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+708(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+712(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+716(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+720(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+724(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+728(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+732(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+736(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+740(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+744(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+748(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+752(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+756(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+760(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+764(SB)/4, $0x38682e04
-DATA ocannlMap49AVX512Consts<>+768(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+772(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+776(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+780(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+784(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+788(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+792(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+796(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+800(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+804(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+808(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+812(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+816(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+820(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+824(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+828(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+832(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+836(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+840(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+844(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+848(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+852(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+856(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+860(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+864(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+868(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+872(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+876(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+880(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+884(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+888(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+892(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+896(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+900(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+904(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+908(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+912(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+916(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+920(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+924(SB)/4, $0x3e2aaaab
-GLOBL ocannlMap49AVX512Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap48AVX512Consts<>+0(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+4(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+8(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+12(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+16(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+20(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+24(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+28(SB)/4, $0x40400000
+DATA ocannlMap48AVX512Consts<>+32(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+36(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+40(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+44(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+48(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+52(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+56(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+60(SB)/4, $0xbf000000
+DATA ocannlMap48AVX512Consts<>+64(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+68(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+72(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+76(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+80(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+84(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+88(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+92(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+128(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+132(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+136(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+140(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+144(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+148(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+152(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+156(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+160(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+164(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+168(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+172(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+176(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+180(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+184(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+188(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+192(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+196(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+200(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+204(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+208(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+212(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+216(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+220(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX512Consts<>+224(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+228(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+232(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+236(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+240(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+244(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+248(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+252(SB)/4, $0x41680000
+DATA ocannlMap48AVX512Consts<>+256(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+260(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+264(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+268(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+272(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+276(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+280(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+284(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX512Consts<>+288(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+292(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+296(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+300(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+304(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+308(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+312(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+316(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX512Consts<>+320(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+324(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+328(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+332(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+336(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+340(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+344(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+348(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX512Consts<>+352(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+356(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+360(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+364(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+368(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+372(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+376(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+380(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX512Consts<>+384(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+388(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+392(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+396(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+400(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+404(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+408(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+412(SB)/4, $0x3be46308
+DATA ocannlMap48AVX512Consts<>+416(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+420(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+424(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+428(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+432(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+436(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+440(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+444(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX512Consts<>+448(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+452(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+456(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+460(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+464(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+468(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+472(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+476(SB)/4, $0xbd419695
+DATA ocannlMap48AVX512Consts<>+480(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+484(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+488(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+492(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+496(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+500(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+504(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+508(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX512Consts<>+512(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+516(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+520(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+524(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+528(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+532(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+536(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+540(SB)/4, $0xbf026395
+DATA ocannlMap48AVX512Consts<>+544(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+548(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+552(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+556(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+560(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+564(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+568(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+572(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX512Consts<>+576(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+580(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+584(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+588(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+592(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+596(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+600(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+604(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+608(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+612(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+616(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+620(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+624(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+628(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+632(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+636(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+640(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+644(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+648(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+652(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+656(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+660(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+664(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+668(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+672(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+676(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+680(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+684(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+688(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+692(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+696(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+700(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+704(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+708(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+712(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+716(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+720(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+724(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+728(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+732(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+736(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+740(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+744(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+748(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+752(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+756(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+760(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+764(SB)/4, $0x38682e04
+DATA ocannlMap48AVX512Consts<>+768(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+772(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+776(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+780(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+784(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+788(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+792(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+796(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+800(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+804(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+808(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+812(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+816(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+820(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+824(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+828(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+832(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+836(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+840(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+844(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+848(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+852(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+856(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+860(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+864(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+868(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+872(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+876(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+880(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+884(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+888(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+892(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+896(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+900(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+904(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+908(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+912(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+916(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+920(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+924(SB)/4, $0x3e2aaaab
+GLOBL ocannlMap48AVX512Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14012,37 +13994,51 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// func ocannlReduce1AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
-	VMOVUPS      (CX), Z0
+	VBROADCASTSS (DX), Z0
 	VMOVUPS      (CX), Z1
-	VMULPS       Z1, Z0, Z0
-	VMOVUPS      64(CX), Z1
-	VMOVUPS      64(CX), Z2
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      (CX), Z2
+	VSUBPS       Z0, Z2, Z2
 	VMULPS       Z2, Z1, Z1
-	VMOVUPS      128(CX), Z2
-	VMOVUPS      128(CX), Z3
+	VMOVUPS      64(CX), Z2
+	VSUBPS       Z0, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VSUBPS       Z0, Z3, Z3
 	VMULPS       Z3, Z2, Z2
-	VMOVUPS      192(CX), Z3
-	VMOVUPS      192(CX), Z4
+	VMOVUPS      128(CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VMOVUPS      128(CX), Z4
+	VSUBPS       Z0, Z4, Z4
 	VMULPS       Z4, Z3, Z3
-	VMOVUPS      256(CX), Z4
+	VMOVUPS      192(CX), Z4
+	VSUBPS       Z0, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z4
 	VMOVUPS      256(CX), Z5
-	VMULPS       Z5, Z4, Z4
-	VADDPS       Z4, Z0, Z0
-	VMOVUPS      320(CX), Z4
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      256(CX), Z6
+	VSUBPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z1, Z1
 	VMOVUPS      320(CX), Z5
-	VMULPS       Z5, Z4, Z4
-	VADDPS       Z4, Z1, Z1
-	VADDPS       Z1, Z0, Z0
-	VADDPS       Z3, Z2, Z1
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      320(CX), Z6
+	VSUBPS       Z0, Z6, Z0
+	VMULPS       Z0, Z5, Z0
+	VADDPS       Z0, Z2, Z2
+	VADDPS       Z2, Z1, Z0
+	VADDPS       Z4, Z3, Z1
 	VADDPS       Z1, Z0, Z0
 	VSHUFF64X2   $0x4e, Z0, Z0, Z1
 	VADDPS       Z1, Z0, Z0
@@ -14057,7 +14053,8 @@ row1:
 	VMOVSS       X0, (AX)
 	ADDQ         $+256, AX
 	ADDQ         $+24576, CX
-	DECQ         DX
+	ADDQ         $+256, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -14674,72 +14671,80 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+40(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (SI), Z1
-	VMOVUPS      (CX), Z2
-	VMOVUPS      (DX), Z3
-	VMOVUPS      (BX), Z4
-	VMULPS       Z4, Z3, Z3
-	VMULPS       Z1, Z1, Z4
-	VDIVPS       Z4, Z3, Z3
-	VMULPS       Z0, Z3, Z3
-	VMULPS       Z3, Z2, Z2
-	VMOVUPS      64(CX), Z3
-	VMOVUPS      64(DX), Z4
-	VMOVUPS      64(BX), Z5
+	VBROADCASTSS (DI), Z2
+	VMOVUPS      (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMOVUPS      (BX), Z5
+	VSUBPS       Z1, Z5, Z5
 	VMULPS       Z5, Z4, Z4
-	VMULPS       Z1, Z1, Z5
+	VMULPS       Z2, Z2, Z5
 	VDIVPS       Z5, Z4, Z4
 	VMULPS       Z0, Z4, Z4
 	VMULPS       Z4, Z3, Z3
-	VMOVUPS      128(CX), Z4
-	VMOVUPS      128(DX), Z5
-	VMOVUPS      128(BX), Z6
+	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(DX), Z5
+	VMOVUPS      64(BX), Z6
+	VSUBPS       Z1, Z6, Z6
 	VMULPS       Z6, Z5, Z5
-	VMULPS       Z1, Z1, Z6
+	VMULPS       Z2, Z2, Z6
 	VDIVPS       Z6, Z5, Z5
 	VMULPS       Z0, Z5, Z5
 	VMULPS       Z5, Z4, Z4
-	VMOVUPS      192(CX), Z5
-	VMOVUPS      192(DX), Z6
-	VMOVUPS      192(BX), Z7
+	VMOVUPS      128(CX), Z5
+	VMOVUPS      128(DX), Z6
+	VMOVUPS      128(BX), Z7
+	VSUBPS       Z1, Z7, Z7
 	VMULPS       Z7, Z6, Z6
-	VMULPS       Z1, Z1, Z7
+	VMULPS       Z2, Z2, Z7
 	VDIVPS       Z7, Z6, Z6
 	VMULPS       Z0, Z6, Z6
 	VMULPS       Z6, Z5, Z5
-	VMOVUPS      256(CX), Z6
-	VMOVUPS      256(DX), Z7
-	VMOVUPS      256(BX), Z8
+	VMOVUPS      192(CX), Z6
+	VMOVUPS      192(DX), Z7
+	VMOVUPS      192(BX), Z8
+	VSUBPS       Z1, Z8, Z8
 	VMULPS       Z8, Z7, Z7
-	VMULPS       Z1, Z1, Z8
+	VMULPS       Z2, Z2, Z8
 	VDIVPS       Z8, Z7, Z7
 	VMULPS       Z0, Z7, Z7
 	VMULPS       Z7, Z6, Z6
-	VADDPS       Z6, Z2, Z2
-	VMOVUPS      320(CX), Z6
-	VMOVUPS      320(DX), Z7
-	VMOVUPS      320(BX), Z8
+	VMOVUPS      256(CX), Z7
+	VMOVUPS      256(DX), Z8
+	VMOVUPS      256(BX), Z9
+	VSUBPS       Z1, Z9, Z9
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z2, Z2, Z9
+	VDIVPS       Z9, Z8, Z8
+	VMULPS       Z0, Z8, Z8
 	VMULPS       Z8, Z7, Z7
-	VMULPS       Z1, Z1, Z1
-	VDIVPS       Z1, Z7, Z1
+	VADDPS       Z7, Z3, Z3
+	VMOVUPS      320(CX), Z7
+	VMOVUPS      320(DX), Z8
+	VMOVUPS      320(BX), Z9
+	VSUBPS       Z1, Z9, Z1
+	VMULPS       Z1, Z8, Z1
+	VMULPS       Z2, Z2, Z2
+	VDIVPS       Z2, Z1, Z1
 	VMULPS       Z0, Z1, Z1
-	VMULPS       Z1, Z6, Z1
-	VADDPS       Z1, Z3, Z3
-	VADDPS       Z3, Z2, Z1
-	VADDPS       Z5, Z4, Z2
+	VMULPS       Z1, Z7, Z1
+	VADDPS       Z1, Z4, Z4
+	VADDPS       Z4, Z3, Z1
+	VADDPS       Z6, Z5, Z2
 	VADDPS       Z2, Z1, Z1
 	VSHUFF64X2   $0x4e, Z1, Z1, Z2
 	VADDPS       Z2, Z1, Z1
@@ -14756,71 +14761,84 @@ row1:
 	ADDQ         $+24576, CX
 	ADDQ         $+24576, BX
 	ADDQ         $+256, SI
-	DECQ         DI
+	ADDQ         $+256, DI
+	DECQ         R8
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VMOVUPS      (AX), Z0
 	VMOVUPS      64(AX), Z1
 	VMOVUPS      128(AX), Z2
 	VMOVUPS      192(AX), Z3
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000080, SI
 
 row1:
-	VMOVUPS (CX), Z4
-	VMOVUPS (DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z0, Z0
-	VMOVUPS 64(CX), Z4
-	VMOVUPS 64(DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS 128(CX), Z4
-	VMOVUPS 128(DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z2, Z2
-	VMOVUPS 192(CX), Z4
-	VMOVUPS 192(DX), Z5
-	VMULPS  Z5, Z4, Z4
-	VADDPS  Z4, Z3, Z3
-	ADDQ    $+384, CX
-	ADDQ    $+384, DX
-	DECQ    BX
-	JNZ     row1
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	ADDQ    $-48896, CX
-	ADDQ    $-48896, DX
-	ADDQ    $+256, AX
-	VMOVUPS (AX), Z0
-	VMOVUPS 64(AX), Z1
-	MOVQ    $0x00000080, BX
+	VBROADCASTSS (BX), Z4
+	VMOVUPS      (CX), Z5
+	VMOVUPS      (DX), Z6
+	VSUBPS       Z4, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z0, Z0
+	VMOVUPS      64(CX), Z5
+	VMOVUPS      64(DX), Z6
+	VSUBPS       Z4, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z1, Z1
+	VMOVUPS      128(CX), Z5
+	VMOVUPS      128(DX), Z6
+	VSUBPS       Z4, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VADDPS       Z5, Z2, Z2
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VSUBPS       Z4, Z6, Z4
+	VMULPS       Z4, Z5, Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+384, CX
+	ADDQ         $+384, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	VMOVUPS      Z2, 128(AX)
+	VMOVUPS      Z3, 192(AX)
+	ADDQ         $-48896, CX
+	ADDQ         $-48896, DX
+	ADDQ         $-512, BX
+	ADDQ         $+256, AX
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000080, SI
 
 row2:
-	VMOVUPS (CX), Z2
-	VMOVUPS (DX), Z3
-	VMULPS  Z3, Z2, Z2
-	VADDPS  Z2, Z0, Z0
-	VMOVUPS 64(CX), Z2
-	VMOVUPS 64(DX), Z3
-	VMULPS  Z3, Z2, Z2
-	VADDPS  Z2, Z1, Z1
-	ADDQ    $+384, CX
-	ADDQ    $+384, DX
-	DECQ    BX
-	JNZ     row2
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
+	VBROADCASTSS (BX), Z2
+	VMOVUPS      (CX), Z3
+	VMOVUPS      (DX), Z4
+	VSUBPS       Z2, Z4, Z4
+	VMULPS       Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VSUBPS       Z2, Z4, Z2
+	VMULPS       Z2, Z3, Z2
+	VADDPS       Z2, Z1, Z1
+	ADDQ         $+384, CX
+	ADDQ         $+384, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row2
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
 	VZEROUPPER
 	RET
 
@@ -20314,39 +20332,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x0000000c, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VSUBPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20365,9 +20353,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20385,49 +20373,53 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (BX), Y0
-	MOVQ         $0x0000000c, R8
+	VBROADCASTSS (SI), Y1
+	MOVQ         $0x0000000c, R9
 
 e2:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (SI), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y3, Y2, Y2
+	VDIVPS  Y1, Y2, Y2
+	VMOVUPS (DI), Y3
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	ADDQ    $+32, SI
-	DECQ    R8
+	ADDQ    $+32, DI
+	DECQ    R9
 	JNZ     e2
 	ADDQ    $+24192, AX
 	ADDQ    $-384, CX
 	ADDQ    $+24192, DX
 	ADDQ    $+256, BX
-	ADDQ    $-384, SI
-	DECQ    DI
+	ADDQ    $+256, SI
+	ADDQ    $-384, DI
+	DECQ    R8
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20461,9 +20453,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20478,31 +20470,31 @@ row1:
 e2:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap7AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap6AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap7AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap6AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap7AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap7AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap7AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap7AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap7AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap7AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap7AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap7AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap7AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap7AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap7AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap6AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap6AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap6AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap6AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap6AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap6AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap6AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap6AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap6AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap7AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap7AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap7AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap7AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -20516,123 +20508,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap7AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap7AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap7AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap7AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap7AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap7AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap7AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap7AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap7AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap7AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap7AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap7AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap7AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap7AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap7AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap7AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap7AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap7AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap7AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap7AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap7AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap6AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20658,9 +20650,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20694,9 +20686,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20711,61 +20703,61 @@ e2:
 	VMOVUPS      (CX), Y1
 	VMOVUPS      (DX), Y2
 	VADDPS       Y2, Y1, Y1
-	VANDPS       ocannlMap10AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap9AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap9AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap10AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap10AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap9AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap9AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap10AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap9AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap10AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap10AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap9AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap9AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap10AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap10AVX2Consts<>+512(SB), Y2
+	VMULPS       ocannlMap9AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap9AVX2Consts<>+512(SB), Y2
 	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap10AVX2Consts<>+544(SB), Y3
+	VMOVUPD      ocannlMap9AVX2Consts<>+544(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap10AVX2Consts<>+576(SB), Y2, Y3
+	VMULPS       ocannlMap9AVX2Consts<>+576(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap10AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap10AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap10AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap10AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap10AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap10AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap10AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap10AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap10AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap10AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap10AVX2Consts<>+832(SB), Y3, Y2
+	VFNMADD231PS ocannlMap9AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap9AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap9AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap9AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap9AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap9AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap9AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap9AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap9AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap9AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap9AVX2Consts<>+832(SB), Y3, Y2
 	VROUNDPS     $0x01, Y2, Y2
 	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap10AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap10AVX2Consts<>+896(SB), Y2, Y2
+	VADDPS       ocannlMap9AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap9AVX2Consts<>+896(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap10AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap10AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap9AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap9AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap10AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap9AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y6, Y4, Y6
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap10AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap9AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y6, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y3
 	VBLENDVPS    Y3, Y6, Y2, Y2
@@ -20782,243 +20774,243 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap10AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap10AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap10AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap10AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap10AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap10AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap10AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap10AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap10AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap10AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap10AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap10AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap10AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap10AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap10AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap10AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap10AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap10AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap10AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap10AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap10AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap10AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap10AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap10AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap10AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap10AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap10AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap10AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap10AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap10AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap9AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap9AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap9AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap9AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap9AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap9AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap9AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap9AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap9AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap9AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap9AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap9AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap9AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap9AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap9AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap9AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap9AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap9AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap9AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap9AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap9AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap9AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap9AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap9AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap9AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap9AVX2Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21057,9 +21049,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21077,31 +21069,31 @@ e2:
 	VMOVUPS      (DX), Y2
 	VADDPS       Y2, Y1, Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap12AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap11AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap12AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap12AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap12AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap12AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap12AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap12AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap12AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap12AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap11AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap11AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap11AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap11AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap11AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap11AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap11AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap11AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -21117,123 +21109,123 @@ e2:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap12AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap12AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap12AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap12AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap12AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap12AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap12AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap12AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap12AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap12AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap12AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap12AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap12AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap12AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap11AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap11AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap11AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap11AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap11AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap11AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap11AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap11AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap11AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap11AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap13AVX2(c *float32, x0 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21246,83 +21238,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -21334,91 +21326,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21455,9 +21447,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21479,9 +21471,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21511,9 +21503,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32)
+// func ocannlMap16AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -21528,9 +21520,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21566,9 +21558,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21595,9 +21587,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21621,9 +21613,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21641,9 +21633,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21671,9 +21663,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21693,73 +21685,81 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (CX), Y0
-	MOVQ         $0x0000000c, SI
+	VBROADCASTSS (BX), Y1
+	MOVQ         $0x0000000c, DI
 
 e2:
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
+	VMOVUPS (DX), Y2
+	VSUBPS  Y1, Y2, Y2
+	VMULPS  Y2, Y0, Y2
+	VMOVUPS (AX), Y3
+	VADDPS  Y3, Y2, Y3
+	VMOVUPS Y3, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+24192, AX
 	ADDQ    $+256, CX
 	ADDQ    $+24192, DX
-	DECQ    BX
+	ADDQ    $+256, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x0000000c, SI
+	VBROADCASTSS (BX), Y1
+	MOVQ         $0x0000000c, DI
 
 e2:
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
+	VMOVUPS (CX), Y2
+	VSUBPS  Y0, Y2, Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS (AX), Y3
+	VADDPS  Y3, Y2, Y3
+	VMOVUPS Y3, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    SI
+	DECQ    DI
 	JNZ     e2
 	ADDQ    $+24192, AX
 	ADDQ    $+24192, CX
 	ADDQ    $+256, DX
-	DECQ    BX
+	ADDQ    $+256, BX
+	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21784,9 +21784,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21808,9 +21808,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21823,62 +21823,62 @@ e1:
 	VMOVUPS      (DX), Y1
 	VMOVUPS      (BX), Y2
 	VADDPS       Y2, Y1, Y1
-	VANDPS       ocannlMap28AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap27AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap27AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap28AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap27AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap28AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap27AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap28AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap27AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap27AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap28AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+512(SB), Y6
+	VMULPS       ocannlMap27AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+512(SB), Y6
 	VMAXPS       Y3, Y6, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+544(SB), Y6
+	VMOVUPD      ocannlMap27AVX2Consts<>+544(SB), Y6
 	VMINPS       Y3, Y6, Y3
-	VMULPS       ocannlMap28AVX2Consts<>+576(SB), Y3, Y6
+	VMULPS       ocannlMap27AVX2Consts<>+576(SB), Y3, Y6
 	VROUNDPS     $0x00, Y6, Y6
-	VFNMADD231PS ocannlMap28AVX2Consts<>+608(SB), Y6, Y3
-	VFNMADD231PS ocannlMap28AVX2Consts<>+640(SB), Y6, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+672(SB), Y7
-	VFMADD213PS  ocannlMap28AVX2Consts<>+704(SB), Y3, Y7
-	VFMADD213PS  ocannlMap28AVX2Consts<>+736(SB), Y3, Y7
-	VFMADD213PS  ocannlMap28AVX2Consts<>+768(SB), Y3, Y7
-	VFMADD213PS  ocannlMap28AVX2Consts<>+800(SB), Y3, Y7
-	VFMADD213PS  ocannlMap28AVX2Consts<>+832(SB), Y3, Y7
-	VFMADD213PS  ocannlMap28AVX2Consts<>+96(SB), Y3, Y7
-	VFMADD213PS  ocannlMap28AVX2Consts<>+96(SB), Y3, Y7
-	VMULPS       ocannlMap28AVX2Consts<>+832(SB), Y6, Y3
+	VFNMADD231PS ocannlMap27AVX2Consts<>+608(SB), Y6, Y3
+	VFNMADD231PS ocannlMap27AVX2Consts<>+640(SB), Y6, Y3
+	VMOVUPD      ocannlMap27AVX2Consts<>+672(SB), Y7
+	VFMADD213PS  ocannlMap27AVX2Consts<>+704(SB), Y3, Y7
+	VFMADD213PS  ocannlMap27AVX2Consts<>+736(SB), Y3, Y7
+	VFMADD213PS  ocannlMap27AVX2Consts<>+768(SB), Y3, Y7
+	VFMADD213PS  ocannlMap27AVX2Consts<>+800(SB), Y3, Y7
+	VFMADD213PS  ocannlMap27AVX2Consts<>+832(SB), Y3, Y7
+	VFMADD213PS  ocannlMap27AVX2Consts<>+96(SB), Y3, Y7
+	VFMADD213PS  ocannlMap27AVX2Consts<>+96(SB), Y3, Y7
+	VMULPS       ocannlMap27AVX2Consts<>+832(SB), Y6, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y6, Y6
-	VADDPS       ocannlMap28AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap28AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap27AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap27AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y7, Y7
-	VADDPS       ocannlMap28AVX2Consts<>+864(SB), Y6, Y6
-	VPADDD       ocannlMap28AVX2Consts<>+896(SB), Y6, Y6
+	VADDPS       ocannlMap27AVX2Consts<>+864(SB), Y6, Y6
+	VPADDD       ocannlMap27AVX2Consts<>+896(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
 	VMULPS       Y6, Y7, Y7
-	VMULPS       ocannlMap28AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap27AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y7, Y4, Y7
-	VFNMADD231PS ocannlMap28AVX2Consts<>+928(SB), Y2, Y5
+	VFNMADD231PS ocannlMap27AVX2Consts<>+928(SB), Y2, Y5
 	VMULPS       Y5, Y7, Y7
-	VMOVUPD      ocannlMap28AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap27AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y7, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y1
 	VBLENDVPS    Y1, Y7, Y2, Y1
@@ -21895,251 +21895,251 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap28AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap28AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap28AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+924(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+928(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX2Consts<>+932(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX2Consts<>+936(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX2Consts<>+940(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX2Consts<>+944(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX2Consts<>+948(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX2Consts<>+952(SB)/4, $0x3ecc422a
-DATA ocannlMap28AVX2Consts<>+956(SB)/4, $0x3ecc422a
-GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $960
+DATA ocannlMap27AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap27AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap27AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap27AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap27AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap27AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap27AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap27AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap27AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap27AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap27AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap27AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap27AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap27AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap27AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap27AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap27AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap27AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap27AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap27AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap27AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap27AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap27AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap27AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap27AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap27AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap27AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap27AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap27AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+924(SB)/4, $0x0000007f
+DATA ocannlMap27AVX2Consts<>+928(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX2Consts<>+932(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX2Consts<>+936(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX2Consts<>+940(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX2Consts<>+944(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX2Consts<>+948(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX2Consts<>+952(SB)/4, $0x3ecc422a
+DATA ocannlMap27AVX2Consts<>+956(SB)/4, $0x3ecc422a
+GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $960
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22165,9 +22165,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22194,9 +22194,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22220,9 +22220,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22244,9 +22244,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32)
+// func ocannlMap32AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -22261,9 +22261,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22298,9 +22298,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22333,9 +22333,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22356,9 +22356,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22384,9 +22384,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22405,9 +22405,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22434,9 +22434,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22462,9 +22462,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22491,9 +22491,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22513,9 +22513,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22545,9 +22545,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22573,9 +22573,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22584,31 +22584,31 @@ TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap44AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap45AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap44AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap44AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -22619,123 +22619,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap44AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22761,9 +22761,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22781,9 +22781,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22810,9 +22810,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22821,61 +22821,61 @@ TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y1
-	VANDPS       ocannlMap49AVX2Consts<>+0(SB), Y1, Y2
-	VMOVUPD      ocannlMap49AVX2Consts<>+32(SB), Y3
+	VANDPS       ocannlMap48AVX2Consts<>+0(SB), Y1, Y2
+	VMOVUPD      ocannlMap48AVX2Consts<>+32(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VADDPS       ocannlMap49AVX2Consts<>+64(SB), Y2, Y3
-	VMOVUPD      ocannlMap49AVX2Consts<>+96(SB), Y4
+	VADDPS       ocannlMap48AVX2Consts<>+64(SB), Y2, Y3
+	VMOVUPD      ocannlMap48AVX2Consts<>+96(SB), Y4
 	VDIVPS       Y3, Y4, Y4
-	VSUBPS       ocannlMap49AVX2Consts<>+64(SB), Y2, Y3
+	VSUBPS       ocannlMap48AVX2Consts<>+64(SB), Y2, Y3
 	VMULPS       Y4, Y3, Y3
-	VMOVUPD      ocannlMap49AVX2Consts<>+128(SB), Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+160(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+192(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+224(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PS  ocannlMap49AVX2Consts<>+448(SB), Y3, Y5
+	VMOVUPD      ocannlMap48AVX2Consts<>+128(SB), Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+160(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+192(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+224(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PS  ocannlMap48AVX2Consts<>+448(SB), Y3, Y5
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y2, Y2, Y3
 	VMOVUPS      Y3, Y4
 	VFMSUB231PS  Y2, Y2, Y4
-	VMULPS       ocannlMap49AVX2Consts<>+480(SB), Y3, Y3
-	VMOVUPD      ocannlMap49AVX2Consts<>+512(SB), Y2
+	VMULPS       ocannlMap48AVX2Consts<>+480(SB), Y3, Y3
+	VMOVUPD      ocannlMap48AVX2Consts<>+512(SB), Y2
 	VMAXPS       Y3, Y2, Y2
-	VMOVUPD      ocannlMap49AVX2Consts<>+544(SB), Y3
+	VMOVUPD      ocannlMap48AVX2Consts<>+544(SB), Y3
 	VMINPS       Y2, Y3, Y2
-	VMULPS       ocannlMap49AVX2Consts<>+576(SB), Y2, Y3
+	VMULPS       ocannlMap48AVX2Consts<>+576(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ocannlMap49AVX2Consts<>+608(SB), Y3, Y2
-	VFNMADD231PS ocannlMap49AVX2Consts<>+640(SB), Y3, Y2
-	VMOVUPD      ocannlMap49AVX2Consts<>+672(SB), Y6
-	VFMADD213PS  ocannlMap49AVX2Consts<>+704(SB), Y2, Y6
-	VFMADD213PS  ocannlMap49AVX2Consts<>+736(SB), Y2, Y6
-	VFMADD213PS  ocannlMap49AVX2Consts<>+768(SB), Y2, Y6
-	VFMADD213PS  ocannlMap49AVX2Consts<>+800(SB), Y2, Y6
-	VFMADD213PS  ocannlMap49AVX2Consts<>+832(SB), Y2, Y6
-	VFMADD213PS  ocannlMap49AVX2Consts<>+96(SB), Y2, Y6
-	VFMADD213PS  ocannlMap49AVX2Consts<>+96(SB), Y2, Y6
-	VMULPS       ocannlMap49AVX2Consts<>+832(SB), Y3, Y2
+	VFNMADD231PS ocannlMap48AVX2Consts<>+608(SB), Y3, Y2
+	VFNMADD231PS ocannlMap48AVX2Consts<>+640(SB), Y3, Y2
+	VMOVUPD      ocannlMap48AVX2Consts<>+672(SB), Y6
+	VFMADD213PS  ocannlMap48AVX2Consts<>+704(SB), Y2, Y6
+	VFMADD213PS  ocannlMap48AVX2Consts<>+736(SB), Y2, Y6
+	VFMADD213PS  ocannlMap48AVX2Consts<>+768(SB), Y2, Y6
+	VFMADD213PS  ocannlMap48AVX2Consts<>+800(SB), Y2, Y6
+	VFMADD213PS  ocannlMap48AVX2Consts<>+832(SB), Y2, Y6
+	VFMADD213PS  ocannlMap48AVX2Consts<>+96(SB), Y2, Y6
+	VFMADD213PS  ocannlMap48AVX2Consts<>+96(SB), Y2, Y6
+	VMULPS       ocannlMap48AVX2Consts<>+832(SB), Y3, Y2
 	VROUNDPS     $0x01, Y2, Y2
 	VSUBPS       Y2, Y3, Y3
-	VADDPS       ocannlMap49AVX2Consts<>+864(SB), Y2, Y2
-	VPADDD       ocannlMap49AVX2Consts<>+896(SB), Y2, Y2
+	VADDPS       ocannlMap48AVX2Consts<>+864(SB), Y2, Y2
+	VPADDD       ocannlMap48AVX2Consts<>+896(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y6, Y6
-	VADDPS       ocannlMap49AVX2Consts<>+864(SB), Y3, Y3
-	VPADDD       ocannlMap49AVX2Consts<>+896(SB), Y3, Y3
+	VADDPS       ocannlMap48AVX2Consts<>+864(SB), Y3, Y3
+	VPADDD       ocannlMap48AVX2Consts<>+896(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VMULPS       ocannlMap49AVX2Consts<>+480(SB), Y4, Y4
+	VMULPS       ocannlMap48AVX2Consts<>+480(SB), Y4, Y4
 	VFMADD231PS  Y6, Y4, Y6
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap49AVX2Consts<>+96(SB), Y2
+	VMOVUPD      ocannlMap48AVX2Consts<>+96(SB), Y2
 	VSUBPS       Y6, Y2, Y2
 	VCMPPS       $0x01, Y0, Y1, Y3
 	VBLENDVPS    Y3, Y6, Y2, Y2
@@ -22888,243 +22888,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap49AVX2Consts<>+0(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+4(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+8(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+12(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+16(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+20(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+24(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+28(SB)/4, $0x7fffffff
-DATA ocannlMap49AVX2Consts<>+32(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+36(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+40(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+44(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+48(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+52(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+56(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+60(SB)/4, $0x41680000
-DATA ocannlMap49AVX2Consts<>+64(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+68(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+72(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+76(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+80(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+84(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+88(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+92(SB)/4, $0x40400000
-DATA ocannlMap49AVX2Consts<>+96(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+100(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+104(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+108(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+112(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+116(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+120(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+124(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+128(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+132(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+136(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+140(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+144(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+148(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+152(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+156(SB)/4, $0x38682e04
-DATA ocannlMap49AVX2Consts<>+160(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+164(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+168(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+172(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+176(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+180(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+184(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+188(SB)/4, $0x390b97b7
-DATA ocannlMap49AVX2Consts<>+192(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+196(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+200(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+204(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+208(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+212(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+216(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+220(SB)/4, $0xb9803b54
-DATA ocannlMap49AVX2Consts<>+224(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+228(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+232(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+236(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+240(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+244(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+248(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+252(SB)/4, $0xba878ebc
-DATA ocannlMap49AVX2Consts<>+256(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+260(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+264(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+268(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+272(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+276(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+280(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+284(SB)/4, $0x3a863c4b
-DATA ocannlMap49AVX2Consts<>+288(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+292(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+296(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+300(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+304(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+308(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+312(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+316(SB)/4, $0x3be46308
-DATA ocannlMap49AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
-DATA ocannlMap49AVX2Consts<>+352(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+356(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+360(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+364(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+368(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+372(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+376(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+380(SB)/4, $0xbd419695
-DATA ocannlMap49AVX2Consts<>+384(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+388(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+392(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+396(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+400(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+404(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+408(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+412(SB)/4, $0x3e6b89c1
-DATA ocannlMap49AVX2Consts<>+416(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+420(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+424(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+428(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+432(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+436(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+440(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+444(SB)/4, $0xbf026395
-DATA ocannlMap49AVX2Consts<>+448(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+452(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+456(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+460(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+464(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+468(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+472(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+476(SB)/4, $0x3f3aa53b
-DATA ocannlMap49AVX2Consts<>+480(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+484(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+488(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+492(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+496(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+500(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+504(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+508(SB)/4, $0xbf000000
-DATA ocannlMap49AVX2Consts<>+512(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+516(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+520(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+524(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+528(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+532(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+536(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+540(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+544(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+548(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+552(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+556(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+560(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+564(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+568(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+572(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+608(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+612(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+616(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+620(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+624(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+628(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+632(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+636(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+640(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+644(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+648(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+652(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+656(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+660(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+664(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+668(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+672(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+676(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+680(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+684(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+688(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+692(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+696(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+700(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+704(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+708(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+712(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+716(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+720(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+724(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+728(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+732(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+736(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+740(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+744(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+748(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+752(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+756(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+760(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+764(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+768(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+772(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+776(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+780(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+784(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+788(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+792(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+796(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+800(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+804(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+808(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+812(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+816(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+820(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+824(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+828(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+832(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+836(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+840(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+844(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+848(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+852(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+856(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+860(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+864(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+868(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+872(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+876(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+880(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+884(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+888(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+892(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+896(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+900(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+904(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+908(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+912(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+916(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+920(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+924(SB)/4, $0x0000007f
-GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $928
+DATA ocannlMap48AVX2Consts<>+0(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+4(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+8(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+12(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+16(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+20(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+24(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+28(SB)/4, $0x7fffffff
+DATA ocannlMap48AVX2Consts<>+32(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+36(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+40(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+44(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+48(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+52(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+56(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+60(SB)/4, $0x41680000
+DATA ocannlMap48AVX2Consts<>+64(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+68(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+72(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+76(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+80(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+84(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+88(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+92(SB)/4, $0x40400000
+DATA ocannlMap48AVX2Consts<>+96(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+100(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+104(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+108(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+112(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+116(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+120(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+124(SB)/4, $0x3f800000
+DATA ocannlMap48AVX2Consts<>+128(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+132(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+136(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+140(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+144(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+148(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+152(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+156(SB)/4, $0x38682e04
+DATA ocannlMap48AVX2Consts<>+160(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+164(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+168(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+172(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+176(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+180(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+184(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+188(SB)/4, $0x390b97b7
+DATA ocannlMap48AVX2Consts<>+192(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+196(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+200(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+204(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+208(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+212(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+216(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+220(SB)/4, $0xb9803b54
+DATA ocannlMap48AVX2Consts<>+224(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+228(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+232(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+236(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+240(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+244(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+248(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+252(SB)/4, $0xba878ebc
+DATA ocannlMap48AVX2Consts<>+256(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+260(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+264(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+268(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+272(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+276(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+280(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+284(SB)/4, $0x3a863c4b
+DATA ocannlMap48AVX2Consts<>+288(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+292(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+296(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+300(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+304(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+308(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+312(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+316(SB)/4, $0x3be46308
+DATA ocannlMap48AVX2Consts<>+320(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+324(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+328(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+332(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+336(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+340(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+344(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+348(SB)/4, $0xbc2b6a0a
+DATA ocannlMap48AVX2Consts<>+352(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+356(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+360(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+364(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+368(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+372(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+376(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+380(SB)/4, $0xbd419695
+DATA ocannlMap48AVX2Consts<>+384(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+388(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+392(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+396(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+400(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+404(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+408(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+412(SB)/4, $0x3e6b89c1
+DATA ocannlMap48AVX2Consts<>+416(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+420(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+424(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+428(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+432(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+436(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+440(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+444(SB)/4, $0xbf026395
+DATA ocannlMap48AVX2Consts<>+448(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+452(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+456(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+460(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+464(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+468(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+472(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+476(SB)/4, $0x3f3aa53b
+DATA ocannlMap48AVX2Consts<>+480(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+484(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+488(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+492(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+496(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+500(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+504(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+508(SB)/4, $0xbf000000
+DATA ocannlMap48AVX2Consts<>+512(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+516(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+520(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+524(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+528(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+532(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+536(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+540(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX2Consts<>+544(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+548(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+552(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+556(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+560(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+564(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+568(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+572(SB)/4, $0x42b20000
+DATA ocannlMap48AVX2Consts<>+576(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+580(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+584(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+588(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+592(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+596(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+600(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+604(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX2Consts<>+608(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+612(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+616(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+620(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+624(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+628(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+632(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+636(SB)/4, $0x3f317218
+DATA ocannlMap48AVX2Consts<>+640(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+644(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+648(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+652(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+656(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+660(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+664(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+668(SB)/4, $0xb102e308
+DATA ocannlMap48AVX2Consts<>+672(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+676(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+680(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+684(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+688(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+692(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+696(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+700(SB)/4, $0x39500d01
+DATA ocannlMap48AVX2Consts<>+704(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+708(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+712(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+716(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+720(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+724(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+728(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+732(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX2Consts<>+736(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+740(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+744(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+748(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+752(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+756(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+760(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+764(SB)/4, $0x3c088889
+DATA ocannlMap48AVX2Consts<>+768(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+772(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+776(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+780(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+784(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+788(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+792(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+796(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX2Consts<>+800(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+804(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+808(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+812(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+816(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+820(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+824(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+828(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX2Consts<>+832(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+836(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+840(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+844(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+848(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+852(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+856(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+860(SB)/4, $0x3f000000
+DATA ocannlMap48AVX2Consts<>+864(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+868(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+872(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+876(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+880(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+884(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+888(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+892(SB)/4, $0x4b400000
+DATA ocannlMap48AVX2Consts<>+896(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+900(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+904(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+908(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+912(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+916(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+920(SB)/4, $0x0000007f
+DATA ocannlMap48AVX2Consts<>+924(SB)/4, $0x0000007f
+GLOBL ocannlMap48AVX2Consts<>(SB), RODATA|NOPTR, $928
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23199,52 +23199,70 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce1AVX2(c *float32, x0 *float32)
+// func ocannlReduce1AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000010, BX
 
 row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 32(CX), Y2
-	VMULPS  Y2, Y1, Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 64(CX), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 96(CX), Y3
-	VMOVUPS 96(CX), Y4
-	VMULPS  Y4, Y3, Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000002, BX
+	VBROADCASTSS (DX), Y0
+	VMOVUPS      (CX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      (CX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      32(CX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      64(CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VMOVUPS      64(CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      96(CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VMOVUPS      96(CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	ADDQ         $+128, CX
+	MOVQ         $0x00000002, SI
 
 grp2:
-	VMOVUPS      (CX), Y4
 	VMOVUPS      (CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      (CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y1, Y1
 	VMOVUPS      32(CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      32(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y2, Y2
 	VMOVUPS      64(CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      64(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y3, Y3
 	VMOVUPS      96(CX), Y5
-	VMULPS       Y5, Y4, Y4
-	VADDPS       Y4, Y3, Y3
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      96(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y4, Y4
 	ADDQ         $+128, CX
-	DECQ         BX
+	DECQ         SI
 	JNZ          grp2
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
+	VADDPS       Y2, Y1, Y0
+	VADDPS       Y4, Y3, Y1
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -23258,7 +23276,8 @@ grp2:
 	ADDQ         $-384, CX
 	ADDQ         $+256, AX
 	ADDQ         $+24576, CX
-	DECQ         DX
+	ADDQ         $+256, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -23790,101 +23809,111 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	MOVQ         x3+32(FP), SI
+	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+40(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000010, R8
 
 row1:
 	VBROADCASTSS (SI), Y1
-	VMOVUPS      (CX), Y2
-	VMOVUPS      (DX), Y3
-	VMOVUPS      (BX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMULPS       Y1, Y1, Y4
-	VDIVPS       Y4, Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VMULPS       Y3, Y2, Y2
-	VMOVUPS      32(CX), Y3
-	VMOVUPS      32(DX), Y4
-	VMOVUPS      32(BX), Y5
+	VBROADCASTSS (DI), Y2
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMOVUPS      (BX), Y5
+	VSUBPS       Y1, Y5, Y5
 	VMULPS       Y5, Y4, Y4
-	VMULPS       Y1, Y1, Y5
+	VMULPS       Y2, Y2, Y5
 	VDIVPS       Y5, Y4, Y4
 	VMULPS       Y0, Y4, Y4
 	VMULPS       Y4, Y3, Y3
-	VMOVUPS      64(CX), Y4
-	VMOVUPS      64(DX), Y5
-	VMOVUPS      64(BX), Y6
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMOVUPS      32(BX), Y6
+	VSUBPS       Y1, Y6, Y6
 	VMULPS       Y6, Y5, Y5
-	VMULPS       Y1, Y1, Y6
+	VMULPS       Y2, Y2, Y6
 	VDIVPS       Y6, Y5, Y5
 	VMULPS       Y0, Y5, Y5
 	VMULPS       Y5, Y4, Y4
-	VMOVUPS      96(CX), Y5
-	VMOVUPS      96(DX), Y6
-	VMOVUPS      96(BX), Y7
+	VMOVUPS      64(CX), Y5
+	VMOVUPS      64(DX), Y6
+	VMOVUPS      64(BX), Y7
+	VSUBPS       Y1, Y7, Y7
 	VMULPS       Y7, Y6, Y6
-	VMULPS       Y1, Y1, Y7
+	VMULPS       Y2, Y2, Y7
 	VDIVPS       Y7, Y6, Y6
 	VMULPS       Y0, Y6, Y6
 	VMULPS       Y6, Y5, Y5
-	ADDQ         $+128, CX
-	ADDQ         $+128, DX
-	ADDQ         $+128, BX
-	MOVQ         $0x00000002, R8
-
-grp2:
-	VMOVUPS      (CX), Y6
-	VMOVUPS      (DX), Y7
-	VMOVUPS      (BX), Y8
-	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
-	VDIVPS       Y8, Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y2, Y2
-	VMOVUPS      32(CX), Y6
-	VMOVUPS      32(DX), Y7
-	VMOVUPS      32(BX), Y8
-	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
-	VDIVPS       Y8, Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y3, Y3
-	VMOVUPS      64(CX), Y6
-	VMOVUPS      64(DX), Y7
-	VMOVUPS      64(BX), Y8
-	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
-	VDIVPS       Y8, Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y4, Y4
 	VMOVUPS      96(CX), Y6
 	VMOVUPS      96(DX), Y7
 	VMOVUPS      96(BX), Y8
+	VSUBPS       Y1, Y8, Y8
 	VMULPS       Y8, Y7, Y7
-	VMULPS       Y1, Y1, Y8
+	VMULPS       Y2, Y2, Y8
 	VDIVPS       Y8, Y7, Y7
 	VMULPS       Y0, Y7, Y7
 	VMULPS       Y7, Y6, Y6
-	VADDPS       Y6, Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
 	ADDQ         $+128, BX
-	DECQ         R8
+	MOVQ         $0x00000002, R9
+
+grp2:
+	VMOVUPS      (CX), Y7
+	VMOVUPS      (DX), Y8
+	VMOVUPS      (BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	VMOVUPS      32(CX), Y7
+	VMOVUPS      32(DX), Y8
+	VMOVUPS      32(BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y4, Y4
+	VMOVUPS      64(CX), Y7
+	VMOVUPS      64(DX), Y8
+	VMOVUPS      64(BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y5, Y5
+	VMOVUPS      96(CX), Y7
+	VMOVUPS      96(DX), Y8
+	VMOVUPS      96(BX), Y9
+	VSUBPS       Y1, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VMULPS       Y2, Y2, Y9
+	VDIVPS       Y9, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VADDPS       Y7, Y6, Y6
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	ADDQ         $+128, BX
+	DECQ         R9
 	JNZ          grp2
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y4, Y3, Y1
+	VADDPS       Y6, Y5, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -23902,57 +23931,66 @@ grp2:
 	ADDQ         $+24576, CX
 	ADDQ         $+24576, BX
 	ADDQ         $+256, SI
-	DECQ         DI
+	ADDQ         $+256, DI
+	DECQ         R8
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000003, BX
+	MOVQ         $0x00000003, SI
 
 blk1:
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
 	VMOVUPS 96(AX), Y3
-	MOVQ    $0x00000080, SI
+	MOVQ    $0x00000080, DI
 
 row2:
-	VMOVUPS (CX), Y4
-	VMOVUPS (DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 32(CX), Y4
-	VMOVUPS 32(DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 64(CX), Y4
-	VMOVUPS 64(DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(CX), Y4
-	VMOVUPS 96(DX), Y5
-	VMULPS  Y5, Y4, Y4
-	VADDPS  Y4, Y3, Y3
-	ADDQ    $+384, CX
-	ADDQ    $+384, DX
-	DECQ    SI
-	JNZ     row2
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
-	ADDQ    $-49024, CX
-	ADDQ    $-49024, DX
-	ADDQ    $+128, AX
-	DECQ    BX
-	JNZ     blk1
+	VBROADCASTSS (BX), Y4
+	VMOVUPS      (CX), Y5
+	VMOVUPS      (DX), Y6
+	VSUBPS       Y4, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y0, Y0
+	VMOVUPS      32(CX), Y5
+	VMOVUPS      32(DX), Y6
+	VSUBPS       Y4, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VMOVUPS      64(CX), Y5
+	VMOVUPS      64(DX), Y6
+	VSUBPS       Y4, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VADDPS       Y5, Y2, Y2
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
+	VSUBPS       Y4, Y6, Y4
+	VMULPS       Y4, Y5, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+384, CX
+	ADDQ         $+384, DX
+	ADDQ         $+4, BX
+	DECQ         DI
+	JNZ          row2
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $-49024, CX
+	ADDQ         $-49024, DX
+	ADDQ         $-512, BX
+	ADDQ         $+128, AX
+	DECQ         SI
+	JNZ          blk1
 	VZEROUPPER
 	RET
 

@@ -131,23 +131,23 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
 
 // ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
-}
+func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
 
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
 
 // ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
+func ocannlMap4AVX512(c, x0, x1, x2, x3, x4 *float32) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
+}
 
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap5AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
 }
 
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
@@ -157,32 +157,32 @@ func ocannlMap7AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0, x1 *float32) {
+func ocannlMap8AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap9AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
 }
 
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1 *float32) {
+func ocannlMap10AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
 }
 
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap11AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
 }
 
-// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
+// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
 }
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap14AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
 }
 
@@ -192,15 +192,15 @@ func ocannlMap15AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
-}
+func ocannlMap16AVX512(c *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+func ocannlMap17AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
+}
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap18AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
 
@@ -210,62 +210,62 @@ func ocannlMap19AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
-}
+func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
-
-// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+func ocannlMap21AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
 }
 
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
+func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c, x0, x1 *float32) {
+func ocannlMap24AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
 }
 
 // ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
-}
+func ocannlMap25AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
 
 // ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+func ocannlMap26AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
+}
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0, x1 *float32) {
+func ocannlMap27AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
 }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
-}
+func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
+func ocannlMap29AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
+}
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
-}
+func ocannlMap30AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
 
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
-
-// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+func ocannlMap31AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
 }
 
+// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX512(c *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
+
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
+func ocannlMap33AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
+}
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX512(c, x0, x1, x2 *float32) {
@@ -273,7 +273,7 @@ func ocannlMap34AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap35AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
@@ -283,12 +283,12 @@ func ocannlMap36AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
-}
+func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+func ocannlMap38AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+}
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX512(c, x0, x1 *float32) {
@@ -316,32 +316,27 @@ func ocannlMap43AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
-}
+func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
+func ocannlMap45AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
+}
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
-}
+func ocannlMap46AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
 
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
-
-// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
+func ocannlMap47AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
 }
 
-// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
+// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
 
-// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -417,116 +412,122 @@ func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 calle
 func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+func ocannlMap4AVX2(c, x0, x1, x2, x3, x4 *float32) {
+	panic("ocannlgen: ocannlMap4AVX2 called without assembly")
+}
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap5AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap5AVX2 called without assembly")
 }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap6AVX2 called without assembly")
-}
+func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
-
-// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap9AVX2 called without assembly")
+func ocannlMap8AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap8AVX2 called without assembly")
 }
 
+// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap10AVX2 called without assembly")
+}
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap11AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap11AVX2 called without assembly")
 }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap12AVX2 called without assembly")
-}
+func ocannlMap12AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap13AVX2 called without assembly")
+}
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap14AVX2 called without assembly")
-}
+func ocannlMap14AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap17AVX2 called without assembly")
+}
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap18AVX2 called without assembly")
-}
+func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
-
-// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
-
-// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
-
-// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
-
-// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
-
-// ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap28AVX2 called without assembly")
+func ocannlMap23AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX2 called without assembly")
 }
 
+// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap24AVX2 called without assembly")
+}
+
+// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+
+// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+
+// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap27AVX2 called without assembly")
+}
+
+// ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap33AVX2 called without assembly")
+}
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX2(c, x0, x1, x2 *float32) {
@@ -534,18 +535,16 @@ func ocannlMap34AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap35AVX2 called without assembly")
-}
+func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
@@ -563,25 +562,22 @@ func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 cal
 func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
+func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
-
-// ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {
@@ -589,7 +585,7 @@ func ocannlReduce0AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce1AVX512(c, x0 *float32) {
+func ocannlReduce1AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
 }
 
@@ -639,12 +635,12 @@ func ocannlReduce10AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlReduce11AVX512(c, x0, x1, x2, x3, x4 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
 }
 
 // ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce12AVX512(c, x0, x1 *float32) {
+func ocannlReduce12AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
 }
 
@@ -687,7 +683,9 @@ func ocannlReduce19AVX512(c, x0 *float32) {
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
 
 // ocannlReduce1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
+func ocannlReduce1AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX2 called without assembly")
+}
 
 // ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 called without assembly") }
@@ -723,12 +721,12 @@ func ocannlReduce10AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlReduce11AVX2(c, x0, x1, x2, x3, x4 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
 // ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce12AVX2(c, x0, x1 *float32) {
+func ocannlReduce12AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
 }
 
