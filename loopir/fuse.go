@@ -192,12 +192,12 @@ const MaxRecomputeSmall = 1 << 16
 // MaxRecomputeSmall cells. Every other statement touching t reads it
 // as fuseOne's reader does (each cell once, at one index, which a
 // square loads twice; not its own store, e's tensors unchanged since
-// the writer, accepted). Each reader then
-// computes e itself and the writer goes: the same operations on the
-// same values, so the same bits, and one pass over memory less (a bias
-// add before a GELU whose backward reads the pre-activation: the
-// forward map reads the product and adds the bias, and so does the
-// backward's). All readers fuse or none.
+// the writer, accepted). Each reader then computes e itself and the
+// writer goes: the same operations on the same values, so the same
+// bits, and one pass over memory less (a bias add before a GELU whose
+// backward reads the pre-activation: the forward map reads the product
+// and adds the bias, and so does the backward's). All readers fuse or
+// none.
 func recomputeCheap(q *Program, t int, touch []stmtRef, accept Acceptor) bool {
 	w := touch[0]
 	if StmtDynamic(q.Ops[w.op].Body[w.i]) {

@@ -175,9 +175,8 @@ func TestFuseFillAndReduction(t *testing.T) {
 // TestRecomputeCheap: a large temporary read by several nests fuses into
 // all of them when its writer is cheap (additions and products of one
 // array of its size and small broadcast operands), also into a square
-// that reads it twice, with the same bits;
-// an expensive writer, a second large operand or a small temporary
-// keeps its store.
+// that reads it twice, with the same bits; an expensive writer, a
+// second large operand or a small temporary keeps its store.
 func TestRecomputeCheap(t *testing.T) {
 	const src = `
 input x : 320, 256 = range
@@ -187,7 +186,7 @@ let y = relu t
 let z = t *. 3
 let s = t *. t`
 	p, q, fused := fuseCase(t, src, "x", "b", "y", "z", "s")
-	if fused != 2 { // the product into t, then t into both readers
+	if fused != 2 { // the product into t, then t into its three readers
 		t.Fatalf("fused %d temporaries, want 2:\n%s", fused, q.String())
 	}
 	if strings.Count(q.String(), "recomputed") < 2 {
