@@ -811,7 +811,7 @@ func ocannlMap89AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap91AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 49152 elements: c += x0.
 //
 //go:noescape
 func ocannlMap91AVX512(c *float32, x0 *float32)
@@ -826,7 +826,7 @@ func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap93AVX512(c *float32, x0 *float32)
 
-// ocannlMap94AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap94AVX512 runs a float32 pointwise kernel over 98304 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
@@ -1181,12 +1181,12 @@ func ocannlReduce27AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce28AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce29AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
+// ocannlReduce29AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce29AVX512(c *float32, x0 *float32)
 
-// ocannlReduce30AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
+// ocannlReduce30AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce30AVX512(c *float32, x0 *float32)
@@ -1221,7 +1221,7 @@ func ocannlReduce35AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce36AVX512(c *float32, x0 *float32)
 
-// ocannlReduce37AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 384 elements.
+// ocannlReduce37AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
@@ -1231,7 +1231,7 @@ func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 
 //go:noescape
 func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce39AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce39AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce39AVX512(c *float32, x0 *float32)
@@ -1241,17 +1241,17 @@ func ocannlReduce39AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce40AVX512(c *float32, x0 *float32)
 
-// ocannlReduce41AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce41AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce42AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce42AVX512(c *float32, x0 *float32)
 
-// ocannlReduce43AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
+// ocannlReduce43AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce43AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
@@ -2121,7 +2121,7 @@ func ocannlMap89AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap91AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap91AVX2 runs a float32 pointwise kernel over 49152 elements: c += x0.
 //
 //go:noescape
 func ocannlMap91AVX2(c *float32, x0 *float32)
@@ -2136,7 +2136,7 @@ func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap93AVX2(c *float32, x0 *float32)
 
-// ocannlMap94AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap94AVX2 runs a float32 pointwise kernel over 98304 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
@@ -2496,12 +2496,12 @@ func ocannlReduce27AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce28AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce29AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
+// ocannlReduce29AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce29AVX2(c *float32, x0 *float32)
 
-// ocannlReduce30AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
+// ocannlReduce30AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce30AVX2(c *float32, x0 *float32)
@@ -2536,7 +2536,7 @@ func ocannlReduce35AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce36AVX2(c *float32, x0 *float32)
 
-// ocannlReduce37AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 384 elements.
+// ocannlReduce37AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
@@ -2546,7 +2546,7 @@ func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *f
 //go:noescape
 func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce39AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce39AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce39AVX2(c *float32, x0 *float32)
@@ -2556,17 +2556,17 @@ func ocannlReduce39AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce40AVX2(c *float32, x0 *float32)
 
-// ocannlReduce41AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce41AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce42AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce42AVX2(c *float32, x0 *float32)
 
-// ocannlReduce43AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
+// ocannlReduce43AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 768 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)

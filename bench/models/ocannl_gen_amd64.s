@@ -34591,7 +34591,7 @@ TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+40(SB), Z1
 	VBROADCASTSS (BX), Z3
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	MOVQ $0x00000008, SI
@@ -34636,7 +34636,7 @@ TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlMap71AVX512Consts<>+320(SB), Z10
 	VBROADCASTSS ocannlMap71AVX512Consts<>+352(SB), Z11
 	VBROADCASTSS ocannlMap71AVX512Consts<>+384(SB), Z12
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000300, BX
 
 row1:
 	VBROADCASTSS (DX), Z13
@@ -34803,7 +34803,7 @@ TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000300, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -35656,7 +35656,7 @@ TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -35690,7 +35690,7 @@ TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -36102,7 +36102,7 @@ TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000180, DX
+	MOVQ         $0x00000c00, DX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -36124,7 +36124,7 @@ TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000300, BX
 
 row1:
 	VBROADCASTSS (DX), Z1
@@ -36152,7 +36152,7 @@ TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -36179,7 +36179,7 @@ TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000300, BX
+	MOVQ         $0x00001800, BX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -36221,7 +36221,7 @@ TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000060, SI
+	MOVQ         $0x00000300, SI
 
 row1:
 	VBROADCASTSS (DX), Z2
@@ -38559,7 +38559,7 @@ TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VMOVUPS    (CX), Z0
@@ -38657,7 +38657,7 @@ TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -39186,7 +39186,7 @@ TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-48
 	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+60(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000010, R8
+	MOVQ         $0x00000080, R8
 
 row1:
 	VBROADCASTSS (SI), Z1
@@ -39368,7 +39368,7 @@ TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VMOVUPS (CX), Z0
@@ -39459,7 +39459,7 @@ TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+60(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000060, SI
+	MOVQ         $0x00000300, SI
 
 row1:
 	VBROADCASTSS (BX), Z1
@@ -39550,7 +39550,7 @@ TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -39600,7 +39600,7 @@ TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+48(SB), Z2
 	VBROADCASTSS ocannlConst32<>+56(SB), Z3
-	MOVQ         $0x00000060, SI
+	MOVQ         $0x00000300, SI
 
 row1:
 	VBROADCASTSS (DX), Z3
@@ -60660,7 +60660,7 @@ TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+40(SB), Y1
 	VBROADCASTSS (BX), Y2
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	MOVQ $0x00000010, SI
@@ -60692,7 +60692,7 @@ TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000300, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -60861,7 +60861,7 @@ TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000300, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -61864,7 +61864,7 @@ TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -61898,7 +61898,7 @@ TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -62285,7 +62285,7 @@ TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000300, DX
+	MOVQ         $0x00001800, DX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -62307,7 +62307,7 @@ TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000300, BX
 
 row1:
 	VBROADCASTSS (DX), Y1
@@ -62335,7 +62335,7 @@ TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -62362,7 +62362,7 @@ TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000600, BX
+	MOVQ         $0x00003000, BX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -62404,7 +62404,7 @@ TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000060, SI
+	MOVQ         $0x00000300, SI
 
 row1:
 	VBROADCASTSS (DX), Y2
@@ -64936,7 +64936,7 @@ TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -65022,7 +65022,7 @@ TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -65437,7 +65437,7 @@ TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-48
 	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000010, R8
+	MOVQ         $0x00000080, R8
 
 row1:
 	VBROADCASTSS (SI), Y1
@@ -65617,7 +65617,7 @@ TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -65706,7 +65706,7 @@ TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000060, SI
+	MOVQ         $0x00000300, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -65800,7 +65800,7 @@ TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000300, DX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -65853,7 +65853,7 @@ TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+48(SB), Y2
 	VBROADCASTSS ocannlConst32<>+56(SB), Y3
-	MOVQ         $0x00000060, SI
+	MOVQ         $0x00000300, SI
 
 row1:
 	VBROADCASTSS (DX), Y3

@@ -188,7 +188,9 @@ type kgen struct {
 	// emits next (nil: that nest never chains); opUnits are the nests
 	// the current operation emitted (see seq.go).
 	nextUnit *parUnit
-	opUnits  []*parUnit
+	// rechained: parSplit's last split is schedule.RejoinSplit's.
+	rechained bool
+	opUnits   []*parUnit
 	// open is the chain of parallel nests being built, which a nest
 	// below the size rule may join (schedule.JoinSplit).
 	open *seqChain

@@ -62,6 +62,12 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (split 
 		return split, parts, split != nil
 	}
 	split, parts = schedule.SplitLoop(k.tgt.Parallel, loops, st, pl, n0, k.k.BF16 && k.elem == "float32")
+	k.rechained = false
+	if n0 == nil && k.open != nil {
+		if l := schedule.RejoinSplit(k.tgt.Parallel, &k.open.Chain, k.p, loops, st, pl, split, parts, pre); l != nil {
+			split, k.rechained = l, true
+		}
+	}
 	return split, parts, false
 }
 
@@ -155,7 +161,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	// The nest may chain (seq.go); what runs before its parts writes only
 	// the stored tensor, and moves before the chain's job with it.
 	u := k.rowAccess(st, split, parts)
-	u.Joined = joined
+	u.Joined, u.Rechained = joined, k.rechained
 	if len(before) > 0 {
 		u.pre, u.PreWrites = before, []int{st.Tensor}
 		if fill != nil && fill.Tensor != st.Tensor {

@@ -53,8 +53,12 @@ type Unit struct {
 	// variable of the loop split (-1 for a margin reset, split on its
 	// first buffer axis). Joined: the nest is below the size rule and
 	// was split only to join the chain being formed (JoinSplit).
+	// Rechained: the nest is above the size rule and is split on its
+	// outermost loop to join the chain (RejoinSplit) instead of on
+	// SplitLoop's choice.
 	Op, Stmt, Var int
 	Joined        bool
+	Rechained     bool
 }
 
 // RowAccess summarizes the accesses of the nest of p storing st, split
@@ -182,6 +186,34 @@ func JoinSplit(pt target.Parallel, c *Chain, p *loopir.Program, loops []*loopir.
 	return nil, 0
 }
 
+// RejoinSplit is JoinSplit for a map or reduction nest above the size
+// rule (no contraction kernel) that SplitLoop splits on a loop the
+// chain c does not admit: its outermost loop instead, when that joins
+// c with the same parts (nil otherwise). The attention's masked scores,
+// their maxima, exponentials, sums and quotients split on the query
+// positions (the longest loop) broke the chain of its batch-split
+// products into five jobs, each pass over its 3 MB arrays in memory;
+// split on the batch, each part's softmax runs on the rows its products
+// just wrote. The parts compute what the whole nest does (no loop of
+// theirs is a reduction), so the bits do not change.
+func RejoinSplit(pt target.Parallel, c *Chain, p *loopir.Program, loops []*loopir.For, st *loopir.Store, pl *LoopPlan, split *loopir.For, parts int, pre bool) *loopir.For {
+	if c == nil || len(c.Units) == 0 || split == nil || split == loops[0] || parts != c.Units[0].Parts {
+		return nil
+	}
+	u := RowAccess(p, st, split, parts)
+	if pre {
+		u.PreWrites = []int{st.Tensor}
+	}
+	if c.Admits(u) {
+		return nil // it joins as split
+	}
+	l, n := JoinSplit(pt, c, p, loops[:min(2, len(loops))], st, pl, nil, pre)
+	if l != loops[0] || n != parts {
+		return nil
+	}
+	return l
+}
+
 // Chainable reports whether a perfect nest below the size rule might
 // join a chain (JoinSplit): its first stored axis is a loop that could
 // be split. A model's kernel keeps the arrays of such nests in its
@@ -238,7 +270,7 @@ func (s *Schedule) Attach(units []*Unit, chains []Chain) error {
 			bad = append(bad, fmt.Sprintf("%s: split on i%d, not a loop of the nest", n.Desc, u.Var))
 			continue
 		}
-		if u.Joined != (n.Split == nil) || n.Split != nil && (n.Split.Var != u.Var || n.Parts != u.Parts) {
+		if u.Joined != (n.Split == nil) || n.Split != nil && (n.Split.Var != u.Var || n.Parts != u.Parts) && !u.Rechained {
 			bad = append(bad, fmt.Sprintf("%s: the Go code splits i%d into %d parts, the schedule %s", n.Desc, u.Var, u.Parts, n.splitText()))
 		}
 		n.Split, n.Parts, n.Joined = l, u.Parts, u.Joined

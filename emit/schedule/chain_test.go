@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/emit/target"
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/rt"
 )
@@ -122,5 +124,106 @@ func TestAttach(t *testing.T) {
 	}
 	if err := plan().Attach(nil, nil); err == nil || !strings.Contains(err.Error(), "keeps it serial") {
 		t.Errorf("a split nest kept serial: %v", err)
+	}
+}
+
+// TestRejoinSplit: a map nest above the size rule that SplitLoop splits
+// on its longest loop joins a chain of batch-split nests on its
+// outermost loop instead, when every array it shares with the chain is
+// accessed by rows; not when it reads the chain's output across rows,
+// nor when its own split joins already or has other parts.
+func TestRejoinSplit(t *testing.T) {
+	pt := target.AVX512().Parallel
+	lt := target.AVX512().Loops
+	dims := []int{8, 128, 64}
+	p := &loopir.Program{Tensors: []loopir.TensorInfo{
+		{Name: "a", Dims: dims, BufDims: dims},
+		{Name: "b", Dims: dims, BufDims: dims},
+		{Name: "c", Dims: []int{128, 8, 64}, BufDims: []int{128, 8, 64}},
+	}}
+	x := func(v int) loopir.IndexExpr { return loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: 1, Var: v}}} }
+	nest := func(store int, idx []loopir.IndexExpr, v loopir.Expr) ([]*loopir.For, *loopir.Store) {
+		loops := []*loopir.For{{Var: 0, Extent: 8}, {Var: 1, Extent: 128}, {Var: 2, Extent: 64}}
+		return loops, &loopir.Store{Tensor: store, Index: idx, Value: v}
+	}
+	rows := []loopir.IndexExpr{x(0), x(1), x(2)}
+	// The chain: a nest writing the rows of a, split on its batch.
+	l0, s0 := nest(0, rows, &loopir.Const{Value: 1})
+	var c Chain
+	c.Units = append(c.Units, RowAccess(p, s0, l0[0], 8))
+	// exp of a into b, split (as SplitLoop would) on the positions.
+	l1, s1 := nest(1, rows, &loopir.Apply{Prim: ops.Exp, Args: []loopir.Expr{&loopir.Load{Tensor: 0, Index: rows}}})
+	pl := Loops(p, l1, s1, nil, lt)
+	if got := RejoinSplit(pt, &c, p, l1, s1, pl, l1[1], 8, false); got != l1[0] {
+		t.Errorf("rejoin of a row-wise map = %v, want the batch loop", got)
+	}
+	if got := RejoinSplit(pt, &c, p, l1, s1, pl, l1[0], 8, false); got != nil {
+		t.Errorf("rejoin of a nest split on its batch already = %v, want nil", got)
+	}
+	if got := RejoinSplit(pt, &c, p, l1, s1, pl, l1[1], 4, false); got != nil {
+		t.Errorf("rejoin into other parts = %v, want nil", got)
+	}
+	if got := RejoinSplit(pt, &c, p, l1, s1, pl, l1[1], 8, true); got != l1[0] {
+		t.Errorf("rejoin with a pre-fill of an array the chain does not touch = %v, want the batch loop", got)
+	}
+	// Reading a's first row in every part (written by the chain's part 0
+	// only): the batch split cannot join.
+	l2, s2 := nest(1, rows, &loopir.Load{Tensor: 0, Index: []loopir.IndexExpr{{}, x(1), x(2)}})
+	if got := RejoinSplit(pt, &c, p, l2, s2, Loops(p, l2, s2, nil, lt), l2[1], 8, false); got != nil {
+		t.Errorf("rejoin of a nest reading the chain's output across rows = %v, want nil", got)
+	}
+	// Writing an array it does not share by rows is no obstacle (c is
+	// the chain's neither).
+	l3, s3 := nest(2, []loopir.IndexExpr{x(1), x(0), x(2)}, &loopir.Load{Tensor: 0, Index: rows})
+	if got := RejoinSplit(pt, &c, p, l3, s3, Loops(p, l3, s3, nil, lt), l3[1], 8, false); got != l3[0] {
+		t.Errorf("rejoin of a nest writing an unshared array across rows = %v, want the batch loop", got)
+	}
+}
+
+// TestAttachRechained: a unit the emitter split on the chain's loop
+// instead of SplitLoop's (Rechained) is no disagreement; its split is
+// recorded.
+func TestAttachRechained(t *testing.T) {
+	res, err := pipeline.Compile("input x : 16 | 784 = range\ninput w : 784 -> 128 = range\nlet h = w * x\nlet y = relu h", pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := map[int]bool{}
+	for _, n := range res.Loops.Graph.Named {
+		keep[n.Tensor] = true
+	}
+	s := Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true, Model: true, Scratch: true, Keep: keep})
+	var prod *Nest
+	for i := range s.Nests {
+		if s.Nests[i].Kernel.Family == Contraction {
+			prod = &s.Nests[i]
+		}
+	}
+	if prod == nil || prod.Split == nil {
+		t.Fatalf("want a split product:\n%s", s)
+	}
+	var other *loopir.For
+	for _, l := range prod.Loops {
+		if l.Var != prod.Split.Var {
+			other = l
+			break
+		}
+	}
+	u := &Unit{Op: prod.Op, Stmt: prod.Stmt, Var: other.Var, Parts: prod.Parts, Extent: other.Extent}
+	if err := s.Attach([]*Unit{u}, nil); err == nil {
+		t.Error("a different split without Rechained is no disagreement")
+	}
+	s = Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true, Model: true, Scratch: true, Keep: keep})
+	for i := range s.Nests {
+		if s.Nests[i].Kernel.Family == Contraction {
+			prod = &s.Nests[i]
+		}
+	}
+	u.Rechained = true
+	if err := s.Attach([]*Unit{u}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if prod.Split == nil || prod.Split.Var != other.Var {
+		t.Errorf("the rechained split is not recorded: %v", prod.Split)
 	}
 }

@@ -2647,58 +2647,31 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec8 := ocannlCharLMTrainLossPart7Records.Get()
 	rec8.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6, rec7, rec8)
-	*rec5 = ocannlCharLMTrainLossPart4{}
-	ocannlCharLMTrainLossPart4Records.Put(rec5)
-	*rec6 = ocannlCharLMTrainLossPart5{}
-	ocannlCharLMTrainLossPart5Records.Put(rec6)
-	*rec7 = ocannlCharLMTrainLossPart6{}
-	ocannlCharLMTrainLossPart6Records.Put(rec7)
-	*rec8 = ocannlCharLMTrainLossPart7{}
-	ocannlCharLMTrainLossPart7Records.Put(rec8)
-
 	// net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2, with net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2 fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlCharLMTrainLossPart8Records.Get()
 	rec9.mask = mask
 	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlCharLMTrainLossPart8{}
-	ocannlCharLMTrainLossPart8Records.Put(rec9)
 
 	// net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec10 := ocannlCharLMTrainLossPart9Records.Get()
 	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlCharLMTrainLossPart9{}
-	ocannlCharLMTrainLossPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec11 := ocannlCharLMTrainLossPart10Records.Get()
 	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	*rec11 = ocannlCharLMTrainLossPart10{}
-	ocannlCharLMTrainLossPart10Records.Put(rec11)
 
 	// _net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec12 := ocannlCharLMTrainLossPart11Records.Get()
 	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlCharLMTrainLossPart11{}
-	ocannlCharLMTrainLossPart11Records.Put(rec12)
 
 	// net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec13 := ocannlCharLMTrainLossPart12Records.Get()
 	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlCharLMTrainLossPart12{}
-	ocannlCharLMTrainLossPart12Records.Put(rec13)
 
 	// net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -2714,28 +2687,44 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec15.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
 	rec15.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1, with _net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1/x, net.block#1.dropout#1/mask fused
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlCharLMTrainLossPart15Records.Get()
+	rec16.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
+	rec16.scratch = scratch
+
+	// _net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlCharLMTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec14, rec15)
+	region.RunSeq(8, rec5, rec6, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17)
+	*rec5 = ocannlCharLMTrainLossPart4{}
+	ocannlCharLMTrainLossPart4Records.Put(rec5)
+	*rec6 = ocannlCharLMTrainLossPart5{}
+	ocannlCharLMTrainLossPart5Records.Put(rec6)
+	*rec7 = ocannlCharLMTrainLossPart6{}
+	ocannlCharLMTrainLossPart6Records.Put(rec7)
+	*rec8 = ocannlCharLMTrainLossPart7{}
+	ocannlCharLMTrainLossPart7Records.Put(rec8)
+	*rec9 = ocannlCharLMTrainLossPart8{}
+	ocannlCharLMTrainLossPart8Records.Put(rec9)
+	*rec10 = ocannlCharLMTrainLossPart9{}
+	ocannlCharLMTrainLossPart9Records.Put(rec10)
+	*rec11 = ocannlCharLMTrainLossPart10{}
+	ocannlCharLMTrainLossPart10Records.Put(rec11)
+	*rec12 = ocannlCharLMTrainLossPart11{}
+	ocannlCharLMTrainLossPart11Records.Put(rec12)
+	*rec13 = ocannlCharLMTrainLossPart12{}
+	ocannlCharLMTrainLossPart12Records.Put(rec13)
 	*rec14 = ocannlCharLMTrainLossPart13{}
 	ocannlCharLMTrainLossPart13Records.Put(rec14)
 	*rec15 = ocannlCharLMTrainLossPart14{}
 	ocannlCharLMTrainLossPart14Records.Put(rec15)
-
-	// net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1, with _net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1/x, net.block#1.dropout#1/mask fused
-	// 8 parts of i1 on the pool.
-	rec16 := ocannlCharLMTrainLossPart15Records.Get()
-	rec16.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
 	*rec16 = ocannlCharLMTrainLossPart15{}
 	ocannlCharLMTrainLossPart15Records.Put(rec16)
-
-	// _net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
-	// 8 parts of i1 on the pool.
-	rec17 := ocannlCharLMTrainLossPart16Records.Get()
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
 	*rec17 = ocannlCharLMTrainLossPart16{}
 	ocannlCharLMTrainLossPart16Records.Put(rec17)
 
@@ -2844,25 +2833,26 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec22 := ocannlCharLMTrainLossPart21Records.Get()
 	rec22.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec22.scratch = scratch
-	region.Run(rec22, 8)
-	*rec22 = ocannlCharLMTrainLossPart21{}
-	ocannlCharLMTrainLossPart21Records.Put(rec22)
 
 	// net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1, with _net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2/x, net.block#1.dropout#2/mask, with net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b fused fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec23 := ocannlCharLMTrainLossPart22Records.Get()
 	rec23.pNetBlock1Linear1B = pNetBlock1Linear1B
 	rec23.nNetBlock1Dropout2Mask = nNetBlock1Dropout2Mask
 	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlCharLMTrainLossPart22{}
-	ocannlCharLMTrainLossPart22Records.Put(rec23)
 
 	// _net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec24 := ocannlCharLMTrainLossPart23Records.Get()
 	rec24.scratch = scratch
-	region.Run(rec24, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec22, rec23, rec24)
+	*rec22 = ocannlCharLMTrainLossPart21{}
+	ocannlCharLMTrainLossPart21Records.Put(rec22)
+	*rec23 = ocannlCharLMTrainLossPart22{}
+	ocannlCharLMTrainLossPart22Records.Put(rec23)
 	*rec24 = ocannlCharLMTrainLossPart23{}
 	ocannlCharLMTrainLossPart23Records.Put(rec24)
 
@@ -2975,58 +2965,31 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec30 := ocannlCharLMTrainLossPart29Records.Get()
 	rec30.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec27, rec28, rec29, rec30)
-	*rec27 = ocannlCharLMTrainLossPart26{}
-	ocannlCharLMTrainLossPart26Records.Put(rec27)
-	*rec28 = ocannlCharLMTrainLossPart27{}
-	ocannlCharLMTrainLossPart27Records.Put(rec28)
-	*rec29 = ocannlCharLMTrainLossPart28{}
-	ocannlCharLMTrainLossPart28Records.Put(rec29)
-	*rec30 = ocannlCharLMTrainLossPart29{}
-	ocannlCharLMTrainLossPart29Records.Put(rec30)
-
 	// net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5, with net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2 fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec31 := ocannlCharLMTrainLossPart30Records.Get()
 	rec31.mask = mask
 	rec31.scratch = scratch
-	region.Run(rec31, 8)
-	*rec31 = ocannlCharLMTrainLossPart30{}
-	ocannlCharLMTrainLossPart30Records.Put(rec31)
 
 	// net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec32 := ocannlCharLMTrainLossPart31Records.Get()
 	rec32.scratch = scratch
-	region.Run(rec32, 8)
-	*rec32 = ocannlCharLMTrainLossPart31{}
-	ocannlCharLMTrainLossPart31Records.Put(rec32)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec33 := ocannlCharLMTrainLossPart32Records.Get()
 	rec33.scratch = scratch
-	region.Run(rec33, 8)
-	*rec33 = ocannlCharLMTrainLossPart32{}
-	ocannlCharLMTrainLossPart32Records.Put(rec33)
 
 	// _net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec34 := ocannlCharLMTrainLossPart33Records.Get()
 	rec34.scratch = scratch
-	region.Run(rec34, 8)
-	*rec34 = ocannlCharLMTrainLossPart33{}
-	ocannlCharLMTrainLossPart33Records.Put(rec34)
 
 	// net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec35 := ocannlCharLMTrainLossPart34Records.Get()
 	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlCharLMTrainLossPart34{}
-	ocannlCharLMTrainLossPart34Records.Put(rec35)
 
 	// net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -3042,28 +3005,44 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec37.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
 	rec37.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1, with _net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1/x, net.block#2.dropout#1/mask fused
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlCharLMTrainLossPart37Records.Get()
+	rec38.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
+	rec38.scratch = scratch
+
+	// _net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlCharLMTrainLossPart38Records.Get()
+	rec39.scratch = scratch
+
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec36, rec37)
+	region.RunSeq(8, rec27, rec28, rec29, rec30, rec31, rec32, rec33, rec34, rec35, rec36, rec37, rec38, rec39)
+	*rec27 = ocannlCharLMTrainLossPart26{}
+	ocannlCharLMTrainLossPart26Records.Put(rec27)
+	*rec28 = ocannlCharLMTrainLossPart27{}
+	ocannlCharLMTrainLossPart27Records.Put(rec28)
+	*rec29 = ocannlCharLMTrainLossPart28{}
+	ocannlCharLMTrainLossPart28Records.Put(rec29)
+	*rec30 = ocannlCharLMTrainLossPart29{}
+	ocannlCharLMTrainLossPart29Records.Put(rec30)
+	*rec31 = ocannlCharLMTrainLossPart30{}
+	ocannlCharLMTrainLossPart30Records.Put(rec31)
+	*rec32 = ocannlCharLMTrainLossPart31{}
+	ocannlCharLMTrainLossPart31Records.Put(rec32)
+	*rec33 = ocannlCharLMTrainLossPart32{}
+	ocannlCharLMTrainLossPart32Records.Put(rec33)
+	*rec34 = ocannlCharLMTrainLossPart33{}
+	ocannlCharLMTrainLossPart33Records.Put(rec34)
+	*rec35 = ocannlCharLMTrainLossPart34{}
+	ocannlCharLMTrainLossPart34Records.Put(rec35)
 	*rec36 = ocannlCharLMTrainLossPart35{}
 	ocannlCharLMTrainLossPart35Records.Put(rec36)
 	*rec37 = ocannlCharLMTrainLossPart36{}
 	ocannlCharLMTrainLossPart36Records.Put(rec37)
-
-	// net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1, with _net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1/x, net.block#2.dropout#1/mask fused
-	// 8 parts of i1 on the pool.
-	rec38 := ocannlCharLMTrainLossPart37Records.Get()
-	rec38.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
-	rec38.scratch = scratch
-	region.Run(rec38, 8)
 	*rec38 = ocannlCharLMTrainLossPart37{}
 	ocannlCharLMTrainLossPart37Records.Put(rec38)
-
-	// _net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
-	// 8 parts of i1 on the pool.
-	rec39 := ocannlCharLMTrainLossPart38Records.Get()
-	rec39.scratch = scratch
-	region.Run(rec39, 8)
 	*rec39 = ocannlCharLMTrainLossPart38{}
 	ocannlCharLMTrainLossPart38Records.Put(rec39)
 
@@ -3172,25 +3151,26 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec44 := ocannlCharLMTrainLossPart43Records.Get()
 	rec44.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec44.scratch = scratch
-	region.Run(rec44, 8)
-	*rec44 = ocannlCharLMTrainLossPart43{}
-	ocannlCharLMTrainLossPart43Records.Put(rec44)
 
 	// net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1, with _net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2/x, net.block#2.dropout#2/mask, with net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b fused fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec45 := ocannlCharLMTrainLossPart44Records.Get()
 	rec45.pNetBlock2Linear1B = pNetBlock2Linear1B
 	rec45.nNetBlock2Dropout2Mask = nNetBlock2Dropout2Mask
 	rec45.scratch = scratch
-	region.Run(rec45, 8)
-	*rec45 = ocannlCharLMTrainLossPart44{}
-	ocannlCharLMTrainLossPart44Records.Put(rec45)
 
 	// _net.block#3.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec46 := ocannlCharLMTrainLossPart45Records.Get()
 	rec46.scratch = scratch
-	region.Run(rec46, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec44, rec45, rec46)
+	*rec44 = ocannlCharLMTrainLossPart43{}
+	ocannlCharLMTrainLossPart43Records.Put(rec44)
+	*rec45 = ocannlCharLMTrainLossPart44{}
+	ocannlCharLMTrainLossPart44Records.Put(rec45)
 	*rec46 = ocannlCharLMTrainLossPart45{}
 	ocannlCharLMTrainLossPart45Records.Put(rec46)
 
@@ -3303,58 +3283,31 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec52 := ocannlCharLMTrainLossPart51Records.Get()
 	rec52.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec49, rec50, rec51, rec52)
-	*rec49 = ocannlCharLMTrainLossPart48{}
-	ocannlCharLMTrainLossPart48Records.Put(rec49)
-	*rec50 = ocannlCharLMTrainLossPart49{}
-	ocannlCharLMTrainLossPart49Records.Put(rec50)
-	*rec51 = ocannlCharLMTrainLossPart50{}
-	ocannlCharLMTrainLossPart50Records.Put(rec51)
-	*rec52 = ocannlCharLMTrainLossPart51{}
-	ocannlCharLMTrainLossPart51Records.Put(rec52)
-
 	// net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8, with net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2 fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec53 := ocannlCharLMTrainLossPart52Records.Get()
 	rec53.mask = mask
 	rec53.scratch = scratch
-	region.Run(rec53, 8)
-	*rec53 = ocannlCharLMTrainLossPart52{}
-	ocannlCharLMTrainLossPart52Records.Put(rec53)
 
 	// net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec54 := ocannlCharLMTrainLossPart53Records.Get()
 	rec54.scratch = scratch
-	region.Run(rec54, 8)
-	*rec54 = ocannlCharLMTrainLossPart53{}
-	ocannlCharLMTrainLossPart53Records.Put(rec54)
 
 	// net.block#3.masked_attention#1/ex = pointwise exp of _net.block#3.masked_attention#1/ex.1, with _net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec55 := ocannlCharLMTrainLossPart54Records.Get()
 	rec55.scratch = scratch
-	region.Run(rec55, 8)
-	*rec55 = ocannlCharLMTrainLossPart54{}
-	ocannlCharLMTrainLossPart54Records.Put(rec55)
 
 	// _net.block#3.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/ex
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec56 := ocannlCharLMTrainLossPart55Records.Get()
 	rec56.scratch = scratch
-	region.Run(rec56, 8)
-	*rec56 = ocannlCharLMTrainLossPart55{}
-	ocannlCharLMTrainLossPart55Records.Put(rec56)
 
 	// net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec57 := ocannlCharLMTrainLossPart56Records.Get()
 	rec57.scratch = scratch
-	region.Run(rec57, 8)
-	*rec57 = ocannlCharLMTrainLossPart56{}
-	ocannlCharLMTrainLossPart56Records.Put(rec57)
 
 	// net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -3370,28 +3323,44 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec59.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
 	rec59.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1, with _net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1/x, net.block#3.dropout#1/mask fused
+	// 8 parts of i0 on the pool.
+	rec60 := ocannlCharLMTrainLossPart59Records.Get()
+	rec60.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
+	rec60.scratch = scratch
+
+	// _net.block#3.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
+	// 8 parts of i0 on the pool.
+	rec61 := ocannlCharLMTrainLossPart60Records.Get()
+	rec61.scratch = scratch
+
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec58, rec59)
+	region.RunSeq(8, rec49, rec50, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60, rec61)
+	*rec49 = ocannlCharLMTrainLossPart48{}
+	ocannlCharLMTrainLossPart48Records.Put(rec49)
+	*rec50 = ocannlCharLMTrainLossPart49{}
+	ocannlCharLMTrainLossPart49Records.Put(rec50)
+	*rec51 = ocannlCharLMTrainLossPart50{}
+	ocannlCharLMTrainLossPart50Records.Put(rec51)
+	*rec52 = ocannlCharLMTrainLossPart51{}
+	ocannlCharLMTrainLossPart51Records.Put(rec52)
+	*rec53 = ocannlCharLMTrainLossPart52{}
+	ocannlCharLMTrainLossPart52Records.Put(rec53)
+	*rec54 = ocannlCharLMTrainLossPart53{}
+	ocannlCharLMTrainLossPart53Records.Put(rec54)
+	*rec55 = ocannlCharLMTrainLossPart54{}
+	ocannlCharLMTrainLossPart54Records.Put(rec55)
+	*rec56 = ocannlCharLMTrainLossPart55{}
+	ocannlCharLMTrainLossPart55Records.Put(rec56)
+	*rec57 = ocannlCharLMTrainLossPart56{}
+	ocannlCharLMTrainLossPart56Records.Put(rec57)
 	*rec58 = ocannlCharLMTrainLossPart57{}
 	ocannlCharLMTrainLossPart57Records.Put(rec58)
 	*rec59 = ocannlCharLMTrainLossPart58{}
 	ocannlCharLMTrainLossPart58Records.Put(rec59)
-
-	// net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1, with _net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1/x, net.block#3.dropout#1/mask fused
-	// 8 parts of i1 on the pool.
-	rec60 := ocannlCharLMTrainLossPart59Records.Get()
-	rec60.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
-	rec60.scratch = scratch
-	region.Run(rec60, 8)
 	*rec60 = ocannlCharLMTrainLossPart59{}
 	ocannlCharLMTrainLossPart59Records.Put(rec60)
-
-	// _net.block#3.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
-	// 8 parts of i1 on the pool.
-	rec61 := ocannlCharLMTrainLossPart60Records.Get()
-	rec61.scratch = scratch
-	region.Run(rec61, 8)
 	*rec61 = ocannlCharLMTrainLossPart60{}
 	ocannlCharLMTrainLossPart60Records.Put(rec61)
 
@@ -3500,25 +3469,26 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	rec66 := ocannlCharLMTrainLossPart65Records.Get()
 	rec66.pNetBlock3Linear1W = pNetBlock3Linear1W
 	rec66.scratch = scratch
-	region.Run(rec66, 8)
-	*rec66 = ocannlCharLMTrainLossPart65{}
-	ocannlCharLMTrainLossPart65Records.Put(rec66)
 
 	// net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1, with _net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2/x, net.block#3.dropout#2/mask, with net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b fused fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec67 := ocannlCharLMTrainLossPart66Records.Get()
 	rec67.pNetBlock3Linear1B = pNetBlock3Linear1B
 	rec67.nNetBlock3Dropout2Mask = nNetBlock3Dropout2Mask
 	rec67.scratch = scratch
-	region.Run(rec67, 8)
-	*rec67 = ocannlCharLMTrainLossPart66{}
-	ocannlCharLMTrainLossPart66Records.Put(rec67)
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec68 := ocannlCharLMTrainLossPart67Records.Get()
 	rec68.scratch = scratch
-	region.Run(rec68, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec66, rec67, rec68)
+	*rec66 = ocannlCharLMTrainLossPart65{}
+	ocannlCharLMTrainLossPart65Records.Put(rec66)
+	*rec67 = ocannlCharLMTrainLossPart66{}
+	ocannlCharLMTrainLossPart66Records.Put(rec67)
 	*rec68 = ocannlCharLMTrainLossPart67{}
 	ocannlCharLMTrainLossPart67Records.Put(rec68)
 
@@ -3672,9 +3642,9 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	// _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
 	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
+		ocannlReduce7AVX512(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
+		ocannlReduce7AVX2(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc48 := float32(0)
@@ -4111,7 +4081,7 @@ func (r8 *ocannlCharLMTrainLossPart7) Part(j8 int) {
 var ocannlCharLMTrainLossPart7Records rt.Records[ocannlCharLMTrainLossPart7]
 
 // ocannlCharLMTrainLossPart8 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart8 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMTrainLossScratch
@@ -4120,27 +4090,27 @@ type ocannlCharLMTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlCharLMTrainLossPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j9][i2][0], &mask[i1+8*j9][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j9][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+2*j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+2*j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j9][i2][0], &mask[i1+8*j9][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j9][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+2*j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+2*j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_1_masked_attention_1_scores_2V := scratch.net_block_1_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow := &mask[i1+8*j9]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow := &mask[i1]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_scores_1Row := &scratch.net_block_1_masked_attention_1_scores_1[i0][i1+8*j9][i2]
-					net_block_1_masked_attention_1_maskedRow := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j9][i2]
+					net_block_1_masked_attention_1_scores_1Row := &scratch.net_block_1_masked_attention_1_scores_1[i0+2*j9][i1][i2]
+					net_block_1_masked_attention_1_maskedRow := &scratch.net_block_1_masked_attention_1_masked[i0+2*j9][i1][i2]
 					for i3 := range 64 {
 						r9 := float32(-1e+09)
 						if maskRow[i3] != 0 {
@@ -4158,7 +4128,7 @@ func (r10 *ocannlCharLMTrainLossPart8) Part(j9 int) {
 var ocannlCharLMTrainLossPart8Records rt.Records[ocannlCharLMTrainLossPart8]
 
 // ocannlCharLMTrainLossPart9 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart9 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
@@ -4166,26 +4136,22 @@ type ocannlCharLMTrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r11 *ocannlCharLMTrainLossPart9) Part(j10 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 along-rows max reduction kernel, 512 rows of 64 elements into 512 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[i0][8*j10][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j10][0][0])
-		}
+		ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[2*j10][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j10][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[i0][8*j10][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j10][0][0])
-		}
+		ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[2*j10][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j10][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow2 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j10][i2]
+					net_block_1_masked_attention_1_maskedRow2 := &scratch.net_block_1_masked_attention_1_masked[i0+2*j10][i1][i2]
 					acc7 := float32(math.Inf(-1))
 					for i3 := range 64 {
 						acc7 = max(acc7, net_block_1_masked_attention_1_maskedRow2[i3])
 					}
-					scratch.net_block_1_masked_attention_1_m[i0][i1+8*j10][i2][0] = acc7
+					scratch.net_block_1_masked_attention_1_m[i0+2*j10][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -4196,7 +4162,7 @@ func (r11 *ocannlCharLMTrainLossPart9) Part(j10 int) {
 var ocannlCharLMTrainLossPart9Records rt.Records[ocannlCharLMTrainLossPart9]
 
 // ocannlCharLMTrainLossPart10 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart10 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
@@ -4204,22 +4170,18 @@ type ocannlCharLMTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r12 *ocannlCharLMTrainLossPart10) Part(j11 int) {
 	scratch := r12.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j11][0][0])
-		}
+		ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_ex[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_m[2*j11][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j11][0][0])
-		}
+		ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_ex[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_m[2*j11][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow3 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j11][i2]
-					net_block_1_masked_attention_1_mV := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j11][i2][0]
-					net_block_1_masked_attention_1_exRow := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j11][i2]
+					net_block_1_masked_attention_1_maskedRow3 := &scratch.net_block_1_masked_attention_1_masked[i0+2*j11][i1][i2]
+					net_block_1_masked_attention_1_mV := scratch.net_block_1_masked_attention_1_m[i0+2*j11][i1][i2][0]
+					net_block_1_masked_attention_1_exRow := &scratch.net_block_1_masked_attention_1_ex[i0+2*j11][i1][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_block_1_masked_attention_1_maskedRow3[i3] - net_block_1_masked_attention_1_mV)))
 					}
@@ -4233,7 +4195,7 @@ func (r12 *ocannlCharLMTrainLossPart10) Part(j11 int) {
 var ocannlCharLMTrainLossPart10Records rt.Records[ocannlCharLMTrainLossPart10]
 
 // ocannlCharLMTrainLossPart11 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart11 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
@@ -4241,26 +4203,22 @@ type ocannlCharLMTrainLossPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r13 *ocannlCharLMTrainLossPart11) Part(j12 int) {
 	scratch := r13.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j12][0][0])
-		}
+		ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[2*j12][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j12][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j12][0][0])
-		}
+		ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[2*j12][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j12][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_exRow2 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j12][i2]
+					net_block_1_masked_attention_1_exRow2 := &scratch.net_block_1_masked_attention_1_ex[i0+2*j12][i1][i2]
 					acc8 := float32(0)
 					for i3 := range 64 {
 						acc8 += net_block_1_masked_attention_1_exRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j12][i2][0] = acc8
+					scratch.net_block_1_masked_attention_1_attn_1[i0+2*j12][i1][i2][0] = acc8
 				}
 			}
 		}
@@ -4271,7 +4229,7 @@ func (r13 *ocannlCharLMTrainLossPart11) Part(j12 int) {
 var ocannlCharLMTrainLossPart11Records rt.Records[ocannlCharLMTrainLossPart11]
 
 // ocannlCharLMTrainLossPart12 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart12 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
@@ -4279,22 +4237,18 @@ type ocannlCharLMTrainLossPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r14 *ocannlCharLMTrainLossPart12) Part(j13 int) {
 	scratch := r14.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_attn[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j13][0][0])
-		}
+		ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_attn[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j13][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_attn[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j13][0][0])
-		}
+		ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_attn[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j13][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_exRow3 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j13][i2]
-					net_block_1_masked_attention_1_attn_1V := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j13][i2][0]
-					net_block_1_masked_attention_1_attnRow := &scratch.net_block_1_masked_attention_1_attn[i0][i1+8*j13][i2]
+					net_block_1_masked_attention_1_exRow3 := &scratch.net_block_1_masked_attention_1_ex[i0+2*j13][i1][i2]
+					net_block_1_masked_attention_1_attn_1V := scratch.net_block_1_masked_attention_1_attn_1[i0+2*j13][i1][i2][0]
+					net_block_1_masked_attention_1_attnRow := &scratch.net_block_1_masked_attention_1_attn[i0+2*j13][i1][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_attnRow[i3] = net_block_1_masked_attention_1_exRow3[i3] / net_block_1_masked_attention_1_attn_1V
 					}
@@ -4401,7 +4355,7 @@ func (r16 *ocannlCharLMTrainLossPart14) Part(j15 int) {
 var ocannlCharLMTrainLossPart14Records rt.Records[ocannlCharLMTrainLossPart14]
 
 // ocannlCharLMTrainLossPart15 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart15 struct {
 	nNetBlock1Dropout1Mask *[98304]float32
 	scratch                *ocannlCharLMTrainLossScratch
@@ -4410,18 +4364,18 @@ type ocannlCharLMTrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlCharLMTrainLossPart15) Part(j16 int) {
 	nNetBlock1Dropout1Mask, scratch := r17.nNetBlock1Dropout1Mask, r17.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_block_1_x1[0][8*j16][0], &scratch.net_h0[0][8*j16][0], &scratch.net_block_1_dropout_1_x[0][8*j16][0], &nNetBlock1Dropout1Mask[768*j16])
+		ocannlMap8AVX512(&scratch.net_block_1_x1[2*j16][0][0], &scratch.net_h0[2*j16][0][0], &scratch.net_block_1_dropout_1_x[2*j16][0][0], &nNetBlock1Dropout1Mask[12288*j16])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_block_1_x1[0][8*j16][0], &scratch.net_h0[0][8*j16][0], &scratch.net_block_1_dropout_1_x[0][8*j16][0], &nNetBlock1Dropout1Mask[768*j16])
+		ocannlMap8AVX2(&scratch.net_block_1_x1[2*j16][0][0], &scratch.net_h0[2*j16][0][0], &scratch.net_block_1_dropout_1_x[2*j16][0][0], &nNetBlock1Dropout1Mask[12288*j16])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h0Row5 := &scratch.net_h0[i0][i1+8*j16]
-				net_block_1_dropout_1_xRow := &scratch.net_block_1_dropout_1_x[i0][i1+8*j16]
-				nNetBlock1Dropout1MaskRow := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j16 : 6144*i0+96*i1+768*j16+96])
-				net_block_1_x1Row := &scratch.net_block_1_x1[i0][i1+8*j16]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h0Row5 := &scratch.net_h0[i0+2*j16][i1]
+				net_block_1_dropout_1_xRow := &scratch.net_block_1_dropout_1_x[i0+2*j16][i1]
+				nNetBlock1Dropout1MaskRow := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+12288*j16+96*i1 : 6144*i0+12288*j16+96*i1+96])
+				net_block_1_x1Row := &scratch.net_block_1_x1[i0+2*j16][i1]
 				for i2 := range 96 {
 					net_block_1_x1Row[i2] = net_h0Row5[i2] + (net_block_1_dropout_1_xRow[i2] * nNetBlock1Dropout1MaskRow[i2])
 				}
@@ -4434,7 +4388,7 @@ func (r17 *ocannlCharLMTrainLossPart15) Part(j16 int) {
 var ocannlCharLMTrainLossPart15Records rt.Records[ocannlCharLMTrainLossPart15]
 
 // ocannlCharLMTrainLossPart16 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart16 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
@@ -4442,25 +4396,21 @@ type ocannlCharLMTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlCharLMTrainLossPart16) Part(j17 int) {
 	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j17][0], &scratch.net_block_1_x1[0][i1+8*j17][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_1_layer_norm_2_mean_1[2*j17][0][0], &scratch.net_block_1_x1[2*j17][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j17][0], &scratch.net_block_1_x1[0][i1+8*j17][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_1_layer_norm_2_mean_1[2*j17][0][0], &scratch.net_block_1_x1[2*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1Row2 := &scratch.net_block_1_x1[i0][i1+8*j17]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_x1Row2 := &scratch.net_block_1_x1[i0+2*j17][i1]
 				acc11 := float32(0)
 				for i2 := range 96 {
 					acc11 += net_block_1_x1Row2[i2]
 				}
-				scratch.net_block_1_layer_norm_2_mean_1[i0][i1+8*j17][0] = acc11
+				scratch.net_block_1_layer_norm_2_mean_1[i0+2*j17][i1][0] = acc11
 			}
 		}
 	}
@@ -4475,29 +4425,29 @@ type ocannlCharLMTrainLossPart17 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r19 *ocannlCharLMTrainLossPart17) Part(j18 int) {
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r19 *ocannlCharLMTrainLossPart17) Part(j19 int) {
 	scratch := r19.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j18][0], &scratch.net_block_1_x1[0][i1+8*j18][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j18][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j19][0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j18][0], &scratch.net_block_1_x1[0][i1+8*j18][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j18][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j19][0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_x1Row3 := &scratch.net_block_1_x1[i0][i1+8*j18]
-				net_block_1_layer_norm_2_meanV := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j18][0]
+				net_block_1_x1Row3 := &scratch.net_block_1_x1[i0][i1+8*j19]
+				net_block_1_layer_norm_2_meanV := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j19][0]
 				acc12 := float32(0)
 				for i2 := range 96 {
 					acc12 += (net_block_1_x1Row3[i2] - net_block_1_layer_norm_2_meanV) * (net_block_1_x1Row3[i2] - net_block_1_layer_norm_2_meanV)
 				}
-				scratch.net_block_1_layer_norm_2_var_2[i0][i1+8*j18][0] = acc12
+				scratch.net_block_1_layer_norm_2_var_2[i0][i1+8*j19][0] = acc12
 			}
 		}
 	}
@@ -4514,25 +4464,25 @@ type ocannlCharLMTrainLossPart18 struct {
 	scratch                   *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r20 *ocannlCharLMTrainLossPart18) Part(j19 int) {
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r20 *ocannlCharLMTrainLossPart18) Part(j20 int) {
 	pNetBlock1LayerNorm2Gamma, pNetBlock1LayerNorm2Beta, scratch := r20.pNetBlock1LayerNorm2Gamma, r20.pNetBlock1LayerNorm2Beta, r20.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_1_linear_2_x[0][i1+8*j19][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j19][0], &pNetBlock1LayerNorm2Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_1_linear_2_x[0][i1+8*j20][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j20][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j20][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j20][0], &pNetBlock1LayerNorm2Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_1_linear_2_x[0][i1+8*j19][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j19][0], &pNetBlock1LayerNorm2Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_1_linear_2_x[0][i1+8*j20][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j20][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j20][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j20][0], &pNetBlock1LayerNorm2Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_x1Row4 := &scratch.net_block_1_x1[i0][i1+8*j19]
-				net_block_1_layer_norm_2_meanV2 := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j19][0]
-				net_block_1_linear_2_x_3V := scratch.net_block_1_linear_2_x_3[i0][i1+8*j19][0]
-				net_block_1_linear_2_xRow := &scratch.net_block_1_linear_2_x[i0][i1+8*j19]
+				net_block_1_x1Row4 := &scratch.net_block_1_x1[i0][i1+8*j20]
+				net_block_1_layer_norm_2_meanV2 := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j20][0]
+				net_block_1_linear_2_x_3V := scratch.net_block_1_linear_2_x_3[i0][i1+8*j20][0]
+				net_block_1_linear_2_xRow := &scratch.net_block_1_linear_2_x[i0][i1+8*j20]
 				for i2 := range 96 {
 					net_block_1_linear_2_xRow[i2] = ((pNetBlock1LayerNorm2Gamma[i2] * (net_block_1_x1Row4[i2] - net_block_1_layer_norm_2_meanV2)) / net_block_1_linear_2_x_3V) + pNetBlock1LayerNorm2Beta[i2]
 				}
@@ -4551,26 +4501,26 @@ type ocannlCharLMTrainLossPart19 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r21 *ocannlCharLMTrainLossPart19) Part(j20 int) {
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r21 *ocannlCharLMTrainLossPart19) Part(j21 int) {
 	pNetBlock1Linear2W, scratch := r21.pNetBlock1Linear2W, r21.scratch
 	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j20], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j20])
+		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j21], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j21])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j20], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j20])
+		ocannlGemm3AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j21], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j21])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_linear_2_xRow2 := &scratch.net_block_1_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					pNetBlock1Linear2WRow := (*[96]float32)(pNetBlock1Linear2W[96*i2+4608*j20 : 96*i2+4608*j20+96])
+					pNetBlock1Linear2WRow := (*[96]float32)(pNetBlock1Linear2W[96*i2+4608*j21 : 96*i2+4608*j21+96])
 					acc13 := float32(0)
 					for i3 := range 96 {
 						acc13 += pNetBlock1Linear2WRow[i3] * net_block_1_linear_2_xRow2[i3]
 					}
-					scratch.net_block_1_linear_1_x_1[i0][i1][i2+48*j20] = acc13
+					scratch.net_block_1_linear_1_x_1[i0][i1][i2+48*j21] = acc13
 				}
 			}
 		}
@@ -4587,23 +4537,23 @@ type ocannlCharLMTrainLossPart20 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r22 *ocannlCharLMTrainLossPart20) Part(j21 int) {
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r22 *ocannlCharLMTrainLossPart20) Part(j22 int) {
 	pNetBlock1Linear2B, scratch := r22.pNetBlock1Linear2B, r22.scratch
 	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_1_linear_1_x[i0][8*j21][0], &scratch.net_block_1_linear_1_x_1[i0][8*j21][0], &pNetBlock1Linear2B[0])
+			ocannlMap9AVX512(&scratch.net_block_1_linear_1_x[i0][8*j22][0], &scratch.net_block_1_linear_1_x_1[i0][8*j22][0], &pNetBlock1Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_1_linear_1_x[i0][8*j21][0], &scratch.net_block_1_linear_1_x_1[i0][8*j21][0], &pNetBlock1Linear2B[0])
+			ocannlMap9AVX2(&scratch.net_block_1_linear_1_x[i0][8*j22][0], &scratch.net_block_1_linear_1_x_1[i0][8*j22][0], &pNetBlock1Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1+8*j21]
-				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j21]
+				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1+8*j22]
+				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j22]
 				for i2 := range 384 {
 					net_block_1_linear_1_xRow[i2] = rt.Gelu32(net_block_1_linear_1_x_1Row[i2] + pNetBlock1Linear2B[i2])
 				}
@@ -4622,26 +4572,26 @@ type ocannlCharLMTrainLossPart21 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r23 *ocannlCharLMTrainLossPart21) Part(j22 int) {
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r23 *ocannlCharLMTrainLossPart21) Part(j23 int) {
 	pNetBlock1Linear1W, scratch := r23.pNetBlock1Linear1W, r23.scratch
 	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j22][0][0], &scratch.net_block_1_linear_1_x[2*j22][0][0], &pNetBlock1Linear1W[0])
+		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j23][0][0], &scratch.net_block_1_linear_1_x[2*j23][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_1_dropout_2_x_1[2*j22][0][0], &scratch.net_block_1_linear_1_x[2*j22][0][0], &pNetBlock1Linear1W[0])
+		ocannlGemm4AVX2(&scratch.net_block_1_dropout_2_x_1[2*j23][0][0], &scratch.net_block_1_linear_1_x[2*j23][0][0], &pNetBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0+2*j22][i1]
+				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0+2*j23][i1]
 				for i2 := range 96 {
 					pNetBlock1Linear1WRow := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
 					acc14 := float32(0)
 					for i3 := range 384 {
 						acc14 += pNetBlock1Linear1WRow[i3] * net_block_1_linear_1_xRow2[i3]
 					}
-					scratch.net_block_1_dropout_2_x_1[i0+2*j22][i1][i2] = acc14
+					scratch.net_block_1_dropout_2_x_1[i0+2*j23][i1][i2] = acc14
 				}
 			}
 		}
@@ -4652,32 +4602,28 @@ func (r23 *ocannlCharLMTrainLossPart21) Part(j22 int) {
 var ocannlCharLMTrainLossPart21Records rt.Records[ocannlCharLMTrainLossPart21]
 
 // ocannlCharLMTrainLossPart22 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart22 struct {
 	pNetBlock1Linear1B     *[96]float32
 	nNetBlock1Dropout2Mask *[98304]float32
 	scratch                *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r24 *ocannlCharLMTrainLossPart22) Part(j23 int) {
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r24 *ocannlCharLMTrainLossPart22) Part(j24 int) {
 	pNetBlock1Linear1B, nNetBlock1Dropout2Mask, scratch := r24.pNetBlock1Linear1B, r24.nNetBlock1Dropout2Mask, r24.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap10AVX512(&scratch.net_h1[0][i1+8*j23][0], &scratch.net_block_1_x1[0][i1+8*j23][0], &scratch.net_block_1_dropout_2_x_1[0][i1+8*j23][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[96*i1+768*j23])
-		}
+		ocannlMap10AVX512(&scratch.net_h1[2*j24][0][0], &scratch.net_block_1_x1[2*j24][0][0], &scratch.net_block_1_dropout_2_x_1[2*j24][0][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[12288*j24])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap10AVX2(&scratch.net_h1[0][i1+8*j23][0], &scratch.net_block_1_x1[0][i1+8*j23][0], &scratch.net_block_1_dropout_2_x_1[0][i1+8*j23][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[96*i1+768*j23])
-		}
+		ocannlMap10AVX2(&scratch.net_h1[2*j24][0][0], &scratch.net_block_1_x1[2*j24][0][0], &scratch.net_block_1_dropout_2_x_1[2*j24][0][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[12288*j24])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1Row5 := &scratch.net_block_1_x1[i0][i1+8*j23]
-				net_block_1_dropout_2_x_1Row := &scratch.net_block_1_dropout_2_x_1[i0][i1+8*j23]
-				nNetBlock1Dropout2MaskRow := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j23 : 6144*i0+96*i1+768*j23+96])
-				net_h1Row := &scratch.net_h1[i0][i1+8*j23]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_x1Row5 := &scratch.net_block_1_x1[i0+2*j24][i1]
+				net_block_1_dropout_2_x_1Row := &scratch.net_block_1_dropout_2_x_1[i0+2*j24][i1]
+				nNetBlock1Dropout2MaskRow := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+12288*j24+96*i1 : 6144*i0+12288*j24+96*i1+96])
+				net_h1Row := &scratch.net_h1[i0+2*j24][i1]
 				for i2 := range 96 {
 					net_h1Row[i2] = net_block_1_x1Row5[i2] + ((net_block_1_dropout_2_x_1Row[i2] + pNetBlock1Linear1B[i2]) * nNetBlock1Dropout2MaskRow[i2])
 				}
@@ -4690,33 +4636,29 @@ func (r24 *ocannlCharLMTrainLossPart22) Part(j23 int) {
 var ocannlCharLMTrainLossPart22Records rt.Records[ocannlCharLMTrainLossPart22]
 
 // ocannlCharLMTrainLossPart23 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart23 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r25 *ocannlCharLMTrainLossPart23) Part(j24 int) {
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r25 *ocannlCharLMTrainLossPart23) Part(j25 int) {
 	scratch := r25.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j24][0], &scratch.net_h1[0][i1+8*j24][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_2_layer_norm_1_mean_1[2*j25][0][0], &scratch.net_h1[2*j25][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j24][0], &scratch.net_h1[0][i1+8*j24][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_2_layer_norm_1_mean_1[2*j25][0][0], &scratch.net_h1[2*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1Row2 := &scratch.net_h1[i0][i1+8*j24]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h1Row2 := &scratch.net_h1[i0+2*j25][i1]
 				acc15 := float32(0)
 				for i2 := range 96 {
 					acc15 += net_h1Row2[i2]
 				}
-				scratch.net_block_2_layer_norm_1_mean_1[i0][i1+8*j24][0] = acc15
+				scratch.net_block_2_layer_norm_1_mean_1[i0+2*j25][i1][0] = acc15
 			}
 		}
 	}
@@ -4731,29 +4673,29 @@ type ocannlCharLMTrainLossPart24 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r26 *ocannlCharLMTrainLossPart24) Part(j25 int) {
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r26 *ocannlCharLMTrainLossPart24) Part(j27 int) {
 	scratch := r26.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j25][0], &scratch.net_h1[0][i1+8*j25][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j25][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j27][0], &scratch.net_h1[0][i1+8*j27][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j27][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j25][0], &scratch.net_h1[0][i1+8*j25][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j25][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j27][0], &scratch.net_h1[0][i1+8*j27][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j27][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h1Row3 := &scratch.net_h1[i0][i1+8*j25]
-				net_block_2_layer_norm_1_meanV := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j25][0]
+				net_h1Row3 := &scratch.net_h1[i0][i1+8*j27]
+				net_block_2_layer_norm_1_meanV := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j27][0]
 				acc16 := float32(0)
 				for i2 := range 96 {
 					acc16 += (net_h1Row3[i2] - net_block_2_layer_norm_1_meanV) * (net_h1Row3[i2] - net_block_2_layer_norm_1_meanV)
 				}
-				scratch.net_block_2_layer_norm_1_var_2[i0][i1+8*j25][0] = acc16
+				scratch.net_block_2_layer_norm_1_var_2[i0][i1+8*j27][0] = acc16
 			}
 		}
 	}
@@ -4770,25 +4712,25 @@ type ocannlCharLMTrainLossPart25 struct {
 	scratch                   *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r27 *ocannlCharLMTrainLossPart25) Part(j26 int) {
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r27 *ocannlCharLMTrainLossPart25) Part(j28 int) {
 	pNetBlock2LayerNorm1Gamma, pNetBlock2LayerNorm1Beta, scratch := r27.pNetBlock2LayerNorm1Gamma, r27.pNetBlock2LayerNorm1Beta, r27.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j26][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j26][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j26][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j26][0], &pNetBlock2LayerNorm1Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j28][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j28][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j28][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j28][0], &pNetBlock2LayerNorm1Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j26][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j26][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j26][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j26][0], &pNetBlock2LayerNorm1Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j28][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j28][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j28][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j28][0], &pNetBlock2LayerNorm1Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h1Row4 := &scratch.net_h1[i0][i1+8*j26]
-				net_block_2_layer_norm_1_meanV2 := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j26][0]
-				net_block_2_masked_attention_1_x_3V := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j26][0]
-				net_block_2_masked_attention_1_xRow := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j26]
+				net_h1Row4 := &scratch.net_h1[i0][i1+8*j28]
+				net_block_2_layer_norm_1_meanV2 := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j28][0]
+				net_block_2_masked_attention_1_x_3V := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j28][0]
+				net_block_2_masked_attention_1_xRow := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j28]
 				for i2 := range 96 {
 					net_block_2_masked_attention_1_xRow[i2] = ((pNetBlock2LayerNorm1Gamma[i2] * (net_h1Row4[i2] - net_block_2_layer_norm_1_meanV2)) / net_block_2_masked_attention_1_x_3V) + pNetBlock2LayerNorm1Beta[i2]
 				}
@@ -4807,19 +4749,19 @@ type ocannlCharLMTrainLossPart26 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlCharLMTrainLossPart26) Part(j27 int) {
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r28 *ocannlCharLMTrainLossPart26) Part(j29 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r28.pNetBlock2MaskedAttention1WQ, r28.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j27][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j27][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[2*j27][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j27][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+2*j27][i1]
+				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+2*j29][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WQRow := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -4827,7 +4769,7 @@ func (r28 *ocannlCharLMTrainLossPart26) Part(j27 int) {
 						for i4 := range 96 {
 							acc17 += pNetBlock2MaskedAttention1WQRow[i4] * net_block_2_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_2_masked_attention_1_q[i0+2*j27][i1][i2][i3] = acc17
+						scratch.net_block_2_masked_attention_1_q[i0+2*j29][i1][i2][i3] = acc17
 					}
 				}
 			}
@@ -4845,19 +4787,19 @@ type ocannlCharLMTrainLossPart27 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r29 *ocannlCharLMTrainLossPart27) Part(j28 int) {
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r29 *ocannlCharLMTrainLossPart27) Part(j30 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r29.pNetBlock2MaskedAttention1WK, r29.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j28][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j28][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j30][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j30][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[2*j28][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j28][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[2*j30][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j30][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+2*j28][i1]
+				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+2*j30][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WKRow := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -4865,7 +4807,7 @@ func (r29 *ocannlCharLMTrainLossPart27) Part(j28 int) {
 						for i4 := range 96 {
 							acc18 += pNetBlock2MaskedAttention1WKRow[i4] * net_block_2_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_2_masked_attention_1_k[i0+2*j28][i1][i2][i3] = acc18
+						scratch.net_block_2_masked_attention_1_k[i0+2*j30][i1][i2][i3] = acc18
 					}
 				}
 			}
@@ -4883,19 +4825,19 @@ type ocannlCharLMTrainLossPart28 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r30 *ocannlCharLMTrainLossPart28) Part(j29 int) {
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r30 *ocannlCharLMTrainLossPart28) Part(j31 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r30.pNetBlock2MaskedAttention1WV, r30.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j31][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j31][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[2*j31][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j31][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+2*j29][i1]
+				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+2*j31][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WVRow := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -4903,7 +4845,7 @@ func (r30 *ocannlCharLMTrainLossPart28) Part(j29 int) {
 						for i4 := range 96 {
 							acc19 += pNetBlock2MaskedAttention1WVRow[i4] * net_block_2_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_2_masked_attention_1_v[i0+2*j29][i1][i2][i3] = acc19
+						scratch.net_block_2_masked_attention_1_v[i0+2*j31][i1][i2][i3] = acc19
 					}
 				}
 			}
@@ -4920,20 +4862,20 @@ type ocannlCharLMTrainLossPart29 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r31 *ocannlCharLMTrainLossPart29) Part(j30 int) {
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r31 *ocannlCharLMTrainLossPart29) Part(j32 int) {
 	scratch := r31.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j30][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j32][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j30][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j32][0][i2][0])
 			}
 		}
 	} else {
@@ -4941,14 +4883,14 @@ func (r31 *ocannlCharLMTrainLossPart29) Part(j30 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_qRow := &scratch.net_block_2_masked_attention_1_q[i0+2*j30][i1][i2]
+					net_block_2_masked_attention_1_qRow := &scratch.net_block_2_masked_attention_1_q[i0+2*j32][i1][i2]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_kRow := &scratch.net_block_2_masked_attention_1_k[i0+2*j30][i3][i2]
+						net_block_2_masked_attention_1_kRow := &scratch.net_block_2_masked_attention_1_k[i0+2*j32][i3][i2]
 						acc20 := float32(0)
 						for i4 := range 24 {
 							acc20 += net_block_2_masked_attention_1_qRow[i4] * net_block_2_masked_attention_1_kRow[i4]
 						}
-						scratch.net_block_2_masked_attention_1_scores_1[i0+2*j30][i1][i2][i3] = acc20
+						scratch.net_block_2_masked_attention_1_scores_1[i0+2*j32][i1][i2][i3] = acc20
 					}
 				}
 			}
@@ -4960,36 +4902,36 @@ func (r31 *ocannlCharLMTrainLossPart29) Part(j30 int) {
 var ocannlCharLMTrainLossPart29Records rt.Records[ocannlCharLMTrainLossPart29]
 
 // ocannlCharLMTrainLossPart30 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart30 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r33 *ocannlCharLMTrainLossPart30) Part(j31 int) {
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r33 *ocannlCharLMTrainLossPart30) Part(j33 int) {
 	mask, scratch := r33.mask, r33.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j31][i2][0], &mask[i1+8*j31][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j31][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+2*j33][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+2*j33][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j31][i2][0], &mask[i1+8*j31][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j31][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+2*j33][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+2*j33][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_2_masked_attention_1_scores_2V := scratch.net_block_2_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow2 := &mask[i1+8*j31]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow2 := &mask[i1]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_scores_1Row := &scratch.net_block_2_masked_attention_1_scores_1[i0][i1+8*j31][i2]
-					net_block_2_masked_attention_1_maskedRow := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j31][i2]
+					net_block_2_masked_attention_1_scores_1Row := &scratch.net_block_2_masked_attention_1_scores_1[i0+2*j33][i1][i2]
+					net_block_2_masked_attention_1_maskedRow := &scratch.net_block_2_masked_attention_1_masked[i0+2*j33][i1][i2]
 					for i3 := range 64 {
 						r32 := float32(-1e+09)
 						if maskRow2[i3] != 0 {
@@ -5007,34 +4949,30 @@ func (r33 *ocannlCharLMTrainLossPart30) Part(j31 int) {
 var ocannlCharLMTrainLossPart30Records rt.Records[ocannlCharLMTrainLossPart30]
 
 // ocannlCharLMTrainLossPart31 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart31 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r34 *ocannlCharLMTrainLossPart31) Part(j32 int) {
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r34 *ocannlCharLMTrainLossPart31) Part(j34 int) {
 	scratch := r34.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 along-rows max reduction kernel, 512 rows of 64 elements into 512 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[i0][8*j32][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j32][0][0])
-		}
+		ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j34][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[i0][8*j32][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j32][0][0])
-		}
+		ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j34][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow2 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j32][i2]
+					net_block_2_masked_attention_1_maskedRow2 := &scratch.net_block_2_masked_attention_1_masked[i0+2*j34][i1][i2]
 					acc21 := float32(math.Inf(-1))
 					for i3 := range 64 {
 						acc21 = max(acc21, net_block_2_masked_attention_1_maskedRow2[i3])
 					}
-					scratch.net_block_2_masked_attention_1_m[i0][i1+8*j32][i2][0] = acc21
+					scratch.net_block_2_masked_attention_1_m[i0+2*j34][i1][i2][0] = acc21
 				}
 			}
 		}
@@ -5045,30 +4983,26 @@ func (r34 *ocannlCharLMTrainLossPart31) Part(j32 int) {
 var ocannlCharLMTrainLossPart31Records rt.Records[ocannlCharLMTrainLossPart31]
 
 // ocannlCharLMTrainLossPart32 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart32 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r35 *ocannlCharLMTrainLossPart32) Part(j33 int) {
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r35 *ocannlCharLMTrainLossPart32) Part(j35 int) {
 	scratch := r35.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j33][0][0])
-		}
+		ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_ex[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_m[2*j35][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j33][0][0])
-		}
+		ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_ex[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_m[2*j35][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow3 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j33][i2]
-					net_block_2_masked_attention_1_mV := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j33][i2][0]
-					net_block_2_masked_attention_1_exRow := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j33][i2]
+					net_block_2_masked_attention_1_maskedRow3 := &scratch.net_block_2_masked_attention_1_masked[i0+2*j35][i1][i2]
+					net_block_2_masked_attention_1_mV := scratch.net_block_2_masked_attention_1_m[i0+2*j35][i1][i2][0]
+					net_block_2_masked_attention_1_exRow := &scratch.net_block_2_masked_attention_1_ex[i0+2*j35][i1][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_block_2_masked_attention_1_maskedRow3[i3] - net_block_2_masked_attention_1_mV)))
 					}
@@ -5082,34 +5016,30 @@ func (r35 *ocannlCharLMTrainLossPart32) Part(j33 int) {
 var ocannlCharLMTrainLossPart32Records rt.Records[ocannlCharLMTrainLossPart32]
 
 // ocannlCharLMTrainLossPart33 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart33 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r36 *ocannlCharLMTrainLossPart33) Part(j34 int) {
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r36 *ocannlCharLMTrainLossPart33) Part(j36 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j34][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j34][0][0])
-		}
+		ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[2*j36][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j36][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j34][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j34][0][0])
-		}
+		ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[2*j36][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j36][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_exRow2 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j34][i2]
+					net_block_2_masked_attention_1_exRow2 := &scratch.net_block_2_masked_attention_1_ex[i0+2*j36][i1][i2]
 					acc22 := float32(0)
 					for i3 := range 64 {
 						acc22 += net_block_2_masked_attention_1_exRow2[i3]
 					}
-					scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j34][i2][0] = acc22
+					scratch.net_block_2_masked_attention_1_attn_1[i0+2*j36][i1][i2][0] = acc22
 				}
 			}
 		}
@@ -5120,30 +5050,26 @@ func (r36 *ocannlCharLMTrainLossPart33) Part(j34 int) {
 var ocannlCharLMTrainLossPart33Records rt.Records[ocannlCharLMTrainLossPart33]
 
 // ocannlCharLMTrainLossPart34 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart34 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r37 *ocannlCharLMTrainLossPart34) Part(j35 int) {
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r37 *ocannlCharLMTrainLossPart34) Part(j37 int) {
 	scratch := r37.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_attn[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j35][0][0])
-		}
+		ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_attn[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j37][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_attn[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j35][0][0])
-		}
+		ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_attn[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j37][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_exRow3 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j35][i2]
-					net_block_2_masked_attention_1_attn_1V := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j35][i2][0]
-					net_block_2_masked_attention_1_attnRow := &scratch.net_block_2_masked_attention_1_attn[i0][i1+8*j35][i2]
+					net_block_2_masked_attention_1_exRow3 := &scratch.net_block_2_masked_attention_1_ex[i0+2*j37][i1][i2]
+					net_block_2_masked_attention_1_attn_1V := scratch.net_block_2_masked_attention_1_attn_1[i0+2*j37][i1][i2][0]
+					net_block_2_masked_attention_1_attnRow := &scratch.net_block_2_masked_attention_1_attn[i0+2*j37][i1][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_attnRow[i3] = net_block_2_masked_attention_1_exRow3[i3] / net_block_2_masked_attention_1_attn_1V
 					}
@@ -5162,20 +5088,20 @@ type ocannlCharLMTrainLossPart35 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r38 *ocannlCharLMTrainLossPart35) Part(j36 int) {
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r38 *ocannlCharLMTrainLossPart35) Part(j38 int) {
 	scratch := r38.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j36][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j38][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j36][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j38][0][i2][0])
 			}
 		}
 	} else {
@@ -5183,16 +5109,16 @@ func (r38 *ocannlCharLMTrainLossPart35) Part(j36 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ctxRow := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j36][i1][i2]
+					net_block_2_masked_attention_1_ctxRow := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j38][i1][i2]
 					for i4 := 0; i4 < 64; i4 += 4 {
-						net_block_2_masked_attention_1_attnV := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4]
-						net_block_2_masked_attention_1_vRow := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4][i2]
-						net_block_2_masked_attention_1_attnV2 := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4+1]
-						net_block_2_masked_attention_1_vRow2 := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4+1][i2]
-						net_block_2_masked_attention_1_attnV3 := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4+2]
-						net_block_2_masked_attention_1_vRow3 := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4+2][i2]
-						net_block_2_masked_attention_1_attnV4 := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4+3]
-						net_block_2_masked_attention_1_vRow4 := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4+3][i2]
+						net_block_2_masked_attention_1_attnV := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4]
+						net_block_2_masked_attention_1_vRow := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4][i2]
+						net_block_2_masked_attention_1_attnV2 := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4+1]
+						net_block_2_masked_attention_1_vRow2 := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4+1][i2]
+						net_block_2_masked_attention_1_attnV3 := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4+2]
+						net_block_2_masked_attention_1_vRow3 := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4+2][i2]
+						net_block_2_masked_attention_1_attnV4 := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4+3]
+						net_block_2_masked_attention_1_vRow4 := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4+3][i2]
 						for i3 := range 24 {
 							acc23 := net_block_2_masked_attention_1_ctxRow[i3]
 							acc23 += net_block_2_masked_attention_1_attnV * net_block_2_masked_attention_1_vRow[i3]
@@ -5218,14 +5144,14 @@ type ocannlCharLMTrainLossPart36 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r39 *ocannlCharLMTrainLossPart36) Part(j37 int) {
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r39 *ocannlCharLMTrainLossPart36) Part(j39 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r39.pNetBlock2MaskedAttention1WO, r39.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j37][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j37][0][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j39][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j39][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_dropout_1_x[2*j37][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j37][0][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_dropout_1_x[2*j39][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j39][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -5234,12 +5160,12 @@ func (r39 *ocannlCharLMTrainLossPart36) Part(j37 int) {
 					acc24 := float32(0)
 					for i3 := range 4 {
 						pNetBlock2MaskedAttention1WORow := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j37][i1][i3]
+						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j39][i1][i3]
 						for i4 := range 24 {
 							acc24 += pNetBlock2MaskedAttention1WORow[i4] * net_block_2_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_2_dropout_1_x[i0+2*j37][i1][i2] = acc24
+					scratch.net_block_2_dropout_1_x[i0+2*j39][i1][i2] = acc24
 				}
 			}
 		}
@@ -5250,27 +5176,27 @@ func (r39 *ocannlCharLMTrainLossPart36) Part(j37 int) {
 var ocannlCharLMTrainLossPart36Records rt.Records[ocannlCharLMTrainLossPart36]
 
 // ocannlCharLMTrainLossPart37 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart37 struct {
 	nNetBlock2Dropout1Mask *[98304]float32
 	scratch                *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r40 *ocannlCharLMTrainLossPart37) Part(j38 int) {
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r40 *ocannlCharLMTrainLossPart37) Part(j40 int) {
 	nNetBlock2Dropout1Mask, scratch := r40.nNetBlock2Dropout1Mask, r40.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_block_2_x1[0][8*j38][0], &scratch.net_h1[0][8*j38][0], &scratch.net_block_2_dropout_1_x[0][8*j38][0], &nNetBlock2Dropout1Mask[768*j38])
+		ocannlMap8AVX512(&scratch.net_block_2_x1[2*j40][0][0], &scratch.net_h1[2*j40][0][0], &scratch.net_block_2_dropout_1_x[2*j40][0][0], &nNetBlock2Dropout1Mask[12288*j40])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_block_2_x1[0][8*j38][0], &scratch.net_h1[0][8*j38][0], &scratch.net_block_2_dropout_1_x[0][8*j38][0], &nNetBlock2Dropout1Mask[768*j38])
+		ocannlMap8AVX2(&scratch.net_block_2_x1[2*j40][0][0], &scratch.net_h1[2*j40][0][0], &scratch.net_block_2_dropout_1_x[2*j40][0][0], &nNetBlock2Dropout1Mask[12288*j40])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1Row5 := &scratch.net_h1[i0][i1+8*j38]
-				net_block_2_dropout_1_xRow := &scratch.net_block_2_dropout_1_x[i0][i1+8*j38]
-				nNetBlock2Dropout1MaskRow := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j38 : 6144*i0+96*i1+768*j38+96])
-				net_block_2_x1Row := &scratch.net_block_2_x1[i0][i1+8*j38]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h1Row5 := &scratch.net_h1[i0+2*j40][i1]
+				net_block_2_dropout_1_xRow := &scratch.net_block_2_dropout_1_x[i0+2*j40][i1]
+				nNetBlock2Dropout1MaskRow := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+12288*j40+96*i1 : 6144*i0+12288*j40+96*i1+96])
+				net_block_2_x1Row := &scratch.net_block_2_x1[i0+2*j40][i1]
 				for i2 := range 96 {
 					net_block_2_x1Row[i2] = net_h1Row5[i2] + (net_block_2_dropout_1_xRow[i2] * nNetBlock2Dropout1MaskRow[i2])
 				}
@@ -5283,33 +5209,29 @@ func (r40 *ocannlCharLMTrainLossPart37) Part(j38 int) {
 var ocannlCharLMTrainLossPart37Records rt.Records[ocannlCharLMTrainLossPart37]
 
 // ocannlCharLMTrainLossPart38 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart38 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r41 *ocannlCharLMTrainLossPart38) Part(j39 int) {
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r41 *ocannlCharLMTrainLossPart38) Part(j41 int) {
 	scratch := r41.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j39][0], &scratch.net_block_2_x1[0][i1+8*j39][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_2_layer_norm_2_mean_1[2*j41][0][0], &scratch.net_block_2_x1[2*j41][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j39][0], &scratch.net_block_2_x1[0][i1+8*j39][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_2_layer_norm_2_mean_1[2*j41][0][0], &scratch.net_block_2_x1[2*j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1Row2 := &scratch.net_block_2_x1[i0][i1+8*j39]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_x1Row2 := &scratch.net_block_2_x1[i0+2*j41][i1]
 				acc25 := float32(0)
 				for i2 := range 96 {
 					acc25 += net_block_2_x1Row2[i2]
 				}
-				scratch.net_block_2_layer_norm_2_mean_1[i0][i1+8*j39][0] = acc25
+				scratch.net_block_2_layer_norm_2_mean_1[i0+2*j41][i1][0] = acc25
 			}
 		}
 	}
@@ -5324,29 +5246,29 @@ type ocannlCharLMTrainLossPart39 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r42 *ocannlCharLMTrainLossPart39) Part(j40 int) {
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r42 *ocannlCharLMTrainLossPart39) Part(j43 int) {
 	scratch := r42.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j40][0], &scratch.net_block_2_x1[0][i1+8*j40][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j40][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j43][0], &scratch.net_block_2_x1[0][i1+8*j43][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j43][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j40][0], &scratch.net_block_2_x1[0][i1+8*j40][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j40][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j43][0], &scratch.net_block_2_x1[0][i1+8*j43][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j43][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_x1Row3 := &scratch.net_block_2_x1[i0][i1+8*j40]
-				net_block_2_layer_norm_2_meanV := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j40][0]
+				net_block_2_x1Row3 := &scratch.net_block_2_x1[i0][i1+8*j43]
+				net_block_2_layer_norm_2_meanV := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j43][0]
 				acc26 := float32(0)
 				for i2 := range 96 {
 					acc26 += (net_block_2_x1Row3[i2] - net_block_2_layer_norm_2_meanV) * (net_block_2_x1Row3[i2] - net_block_2_layer_norm_2_meanV)
 				}
-				scratch.net_block_2_layer_norm_2_var_2[i0][i1+8*j40][0] = acc26
+				scratch.net_block_2_layer_norm_2_var_2[i0][i1+8*j43][0] = acc26
 			}
 		}
 	}
@@ -5363,25 +5285,25 @@ type ocannlCharLMTrainLossPart40 struct {
 	scratch                   *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r43 *ocannlCharLMTrainLossPart40) Part(j41 int) {
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r43 *ocannlCharLMTrainLossPart40) Part(j44 int) {
 	pNetBlock2LayerNorm2Gamma, pNetBlock2LayerNorm2Beta, scratch := r43.pNetBlock2LayerNorm2Gamma, r43.pNetBlock2LayerNorm2Beta, r43.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_2_linear_2_x[0][i1+8*j41][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j41][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j41][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j41][0], &pNetBlock2LayerNorm2Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_2_linear_2_x[0][i1+8*j44][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j44][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j44][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j44][0], &pNetBlock2LayerNorm2Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_2_linear_2_x[0][i1+8*j41][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j41][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j41][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j41][0], &pNetBlock2LayerNorm2Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_2_linear_2_x[0][i1+8*j44][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j44][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j44][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j44][0], &pNetBlock2LayerNorm2Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_x1Row4 := &scratch.net_block_2_x1[i0][i1+8*j41]
-				net_block_2_layer_norm_2_meanV2 := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j41][0]
-				net_block_2_linear_2_x_3V := scratch.net_block_2_linear_2_x_3[i0][i1+8*j41][0]
-				net_block_2_linear_2_xRow := &scratch.net_block_2_linear_2_x[i0][i1+8*j41]
+				net_block_2_x1Row4 := &scratch.net_block_2_x1[i0][i1+8*j44]
+				net_block_2_layer_norm_2_meanV2 := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j44][0]
+				net_block_2_linear_2_x_3V := scratch.net_block_2_linear_2_x_3[i0][i1+8*j44][0]
+				net_block_2_linear_2_xRow := &scratch.net_block_2_linear_2_x[i0][i1+8*j44]
 				for i2 := range 96 {
 					net_block_2_linear_2_xRow[i2] = ((pNetBlock2LayerNorm2Gamma[i2] * (net_block_2_x1Row4[i2] - net_block_2_layer_norm_2_meanV2)) / net_block_2_linear_2_x_3V) + pNetBlock2LayerNorm2Beta[i2]
 				}
@@ -5400,26 +5322,26 @@ type ocannlCharLMTrainLossPart41 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r44 *ocannlCharLMTrainLossPart41) Part(j42 int) {
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r44 *ocannlCharLMTrainLossPart41) Part(j45 int) {
 	pNetBlock2Linear2W, scratch := r44.pNetBlock2Linear2W, r44.scratch
 	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j42], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j42])
+		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j45], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j45])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j42], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j42])
+		ocannlGemm3AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j45], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j45])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_linear_2_xRow2 := &scratch.net_block_2_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					pNetBlock2Linear2WRow := (*[96]float32)(pNetBlock2Linear2W[96*i2+4608*j42 : 96*i2+4608*j42+96])
+					pNetBlock2Linear2WRow := (*[96]float32)(pNetBlock2Linear2W[96*i2+4608*j45 : 96*i2+4608*j45+96])
 					acc27 := float32(0)
 					for i3 := range 96 {
 						acc27 += pNetBlock2Linear2WRow[i3] * net_block_2_linear_2_xRow2[i3]
 					}
-					scratch.net_block_2_linear_1_x_1[i0][i1][i2+48*j42] = acc27
+					scratch.net_block_2_linear_1_x_1[i0][i1][i2+48*j45] = acc27
 				}
 			}
 		}
@@ -5436,23 +5358,23 @@ type ocannlCharLMTrainLossPart42 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r45 *ocannlCharLMTrainLossPart42) Part(j43 int) {
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r45 *ocannlCharLMTrainLossPart42) Part(j46 int) {
 	pNetBlock2Linear2B, scratch := r45.pNetBlock2Linear2B, r45.scratch
 	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_2_linear_1_x[i0][8*j43][0], &scratch.net_block_2_linear_1_x_1[i0][8*j43][0], &pNetBlock2Linear2B[0])
+			ocannlMap9AVX512(&scratch.net_block_2_linear_1_x[i0][8*j46][0], &scratch.net_block_2_linear_1_x_1[i0][8*j46][0], &pNetBlock2Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_2_linear_1_x[i0][8*j43][0], &scratch.net_block_2_linear_1_x_1[i0][8*j43][0], &pNetBlock2Linear2B[0])
+			ocannlMap9AVX2(&scratch.net_block_2_linear_1_x[i0][8*j46][0], &scratch.net_block_2_linear_1_x_1[i0][8*j46][0], &pNetBlock2Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1+8*j43]
-				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j43]
+				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1+8*j46]
+				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j46]
 				for i2 := range 384 {
 					net_block_2_linear_1_xRow[i2] = rt.Gelu32(net_block_2_linear_1_x_1Row[i2] + pNetBlock2Linear2B[i2])
 				}
@@ -5471,26 +5393,26 @@ type ocannlCharLMTrainLossPart43 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r46 *ocannlCharLMTrainLossPart43) Part(j44 int) {
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r46 *ocannlCharLMTrainLossPart43) Part(j47 int) {
 	pNetBlock2Linear1W, scratch := r46.pNetBlock2Linear1W, r46.scratch
 	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j44][0][0], &scratch.net_block_2_linear_1_x[2*j44][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j47][0][0], &scratch.net_block_2_linear_1_x[2*j47][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_2_dropout_2_x_1[2*j44][0][0], &scratch.net_block_2_linear_1_x[2*j44][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm4AVX2(&scratch.net_block_2_dropout_2_x_1[2*j47][0][0], &scratch.net_block_2_linear_1_x[2*j47][0][0], &pNetBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0+2*j44][i1]
+				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0+2*j47][i1]
 				for i2 := range 96 {
 					pNetBlock2Linear1WRow := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
 					acc28 := float32(0)
 					for i3 := range 384 {
 						acc28 += pNetBlock2Linear1WRow[i3] * net_block_2_linear_1_xRow2[i3]
 					}
-					scratch.net_block_2_dropout_2_x_1[i0+2*j44][i1][i2] = acc28
+					scratch.net_block_2_dropout_2_x_1[i0+2*j47][i1][i2] = acc28
 				}
 			}
 		}
@@ -5501,32 +5423,28 @@ func (r46 *ocannlCharLMTrainLossPart43) Part(j44 int) {
 var ocannlCharLMTrainLossPart43Records rt.Records[ocannlCharLMTrainLossPart43]
 
 // ocannlCharLMTrainLossPart44 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart44 struct {
 	pNetBlock2Linear1B     *[96]float32
 	nNetBlock2Dropout2Mask *[98304]float32
 	scratch                *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r47 *ocannlCharLMTrainLossPart44) Part(j45 int) {
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r47 *ocannlCharLMTrainLossPart44) Part(j48 int) {
 	pNetBlock2Linear1B, nNetBlock2Dropout2Mask, scratch := r47.pNetBlock2Linear1B, r47.nNetBlock2Dropout2Mask, r47.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap10AVX512(&scratch.net_h2[0][i1+8*j45][0], &scratch.net_block_2_x1[0][i1+8*j45][0], &scratch.net_block_2_dropout_2_x_1[0][i1+8*j45][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[96*i1+768*j45])
-		}
+		ocannlMap10AVX512(&scratch.net_h2[2*j48][0][0], &scratch.net_block_2_x1[2*j48][0][0], &scratch.net_block_2_dropout_2_x_1[2*j48][0][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[12288*j48])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap10AVX2(&scratch.net_h2[0][i1+8*j45][0], &scratch.net_block_2_x1[0][i1+8*j45][0], &scratch.net_block_2_dropout_2_x_1[0][i1+8*j45][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[96*i1+768*j45])
-		}
+		ocannlMap10AVX2(&scratch.net_h2[2*j48][0][0], &scratch.net_block_2_x1[2*j48][0][0], &scratch.net_block_2_dropout_2_x_1[2*j48][0][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[12288*j48])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1Row5 := &scratch.net_block_2_x1[i0][i1+8*j45]
-				net_block_2_dropout_2_x_1Row := &scratch.net_block_2_dropout_2_x_1[i0][i1+8*j45]
-				nNetBlock2Dropout2MaskRow := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j45 : 6144*i0+96*i1+768*j45+96])
-				net_h2Row := &scratch.net_h2[i0][i1+8*j45]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_x1Row5 := &scratch.net_block_2_x1[i0+2*j48][i1]
+				net_block_2_dropout_2_x_1Row := &scratch.net_block_2_dropout_2_x_1[i0+2*j48][i1]
+				nNetBlock2Dropout2MaskRow := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+12288*j48+96*i1 : 6144*i0+12288*j48+96*i1+96])
+				net_h2Row := &scratch.net_h2[i0+2*j48][i1]
 				for i2 := range 96 {
 					net_h2Row[i2] = net_block_2_x1Row5[i2] + ((net_block_2_dropout_2_x_1Row[i2] + pNetBlock2Linear1B[i2]) * nNetBlock2Dropout2MaskRow[i2])
 				}
@@ -5539,33 +5457,29 @@ func (r47 *ocannlCharLMTrainLossPart44) Part(j45 int) {
 var ocannlCharLMTrainLossPart44Records rt.Records[ocannlCharLMTrainLossPart44]
 
 // ocannlCharLMTrainLossPart45 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart45 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r48 *ocannlCharLMTrainLossPart45) Part(j46 int) {
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r48 *ocannlCharLMTrainLossPart45) Part(j49 int) {
 	scratch := r48.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j46][0], &scratch.net_h2[0][i1+8*j46][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_3_layer_norm_1_mean_1[2*j49][0][0], &scratch.net_h2[2*j49][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j46][0], &scratch.net_h2[0][i1+8*j46][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_3_layer_norm_1_mean_1[2*j49][0][0], &scratch.net_h2[2*j49][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h2Row2 := &scratch.net_h2[i0][i1+8*j46]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h2Row2 := &scratch.net_h2[i0+2*j49][i1]
 				acc29 := float32(0)
 				for i2 := range 96 {
 					acc29 += net_h2Row2[i2]
 				}
-				scratch.net_block_3_layer_norm_1_mean_1[i0][i1+8*j46][0] = acc29
+				scratch.net_block_3_layer_norm_1_mean_1[i0+2*j49][i1][0] = acc29
 			}
 		}
 	}
@@ -5580,29 +5494,29 @@ type ocannlCharLMTrainLossPart46 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r49 *ocannlCharLMTrainLossPart46) Part(j47 int) {
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r49 *ocannlCharLMTrainLossPart46) Part(j51 int) {
 	scratch := r49.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j47][0], &scratch.net_h2[0][i1+8*j47][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j47][0])
+			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j51][0], &scratch.net_h2[0][i1+8*j51][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j51][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j47][0], &scratch.net_h2[0][i1+8*j47][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j47][0])
+			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j51][0], &scratch.net_h2[0][i1+8*j51][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j51][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h2Row3 := &scratch.net_h2[i0][i1+8*j47]
-				net_block_3_layer_norm_1_meanV := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j47][0]
+				net_h2Row3 := &scratch.net_h2[i0][i1+8*j51]
+				net_block_3_layer_norm_1_meanV := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j51][0]
 				acc30 := float32(0)
 				for i2 := range 96 {
 					acc30 += (net_h2Row3[i2] - net_block_3_layer_norm_1_meanV) * (net_h2Row3[i2] - net_block_3_layer_norm_1_meanV)
 				}
-				scratch.net_block_3_layer_norm_1_var_2[i0][i1+8*j47][0] = acc30
+				scratch.net_block_3_layer_norm_1_var_2[i0][i1+8*j51][0] = acc30
 			}
 		}
 	}
@@ -5619,25 +5533,25 @@ type ocannlCharLMTrainLossPart47 struct {
 	scratch                   *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r50 *ocannlCharLMTrainLossPart47) Part(j48 int) {
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r50 *ocannlCharLMTrainLossPart47) Part(j52 int) {
 	pNetBlock3LayerNorm1Gamma, pNetBlock3LayerNorm1Beta, scratch := r50.pNetBlock3LayerNorm1Gamma, r50.pNetBlock3LayerNorm1Beta, r50.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j48][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j48][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j48][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j48][0], &pNetBlock3LayerNorm1Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j52][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j52][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j52][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j52][0], &pNetBlock3LayerNorm1Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j48][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j48][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j48][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j48][0], &pNetBlock3LayerNorm1Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j52][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j52][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j52][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j52][0], &pNetBlock3LayerNorm1Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h2Row4 := &scratch.net_h2[i0][i1+8*j48]
-				net_block_3_layer_norm_1_meanV2 := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j48][0]
-				net_block_3_masked_attention_1_x_3V := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j48][0]
-				net_block_3_masked_attention_1_xRow := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j48]
+				net_h2Row4 := &scratch.net_h2[i0][i1+8*j52]
+				net_block_3_layer_norm_1_meanV2 := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j52][0]
+				net_block_3_masked_attention_1_x_3V := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j52][0]
+				net_block_3_masked_attention_1_xRow := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j52]
 				for i2 := range 96 {
 					net_block_3_masked_attention_1_xRow[i2] = ((pNetBlock3LayerNorm1Gamma[i2] * (net_h2Row4[i2] - net_block_3_layer_norm_1_meanV2)) / net_block_3_masked_attention_1_x_3V) + pNetBlock3LayerNorm1Beta[i2]
 				}
@@ -5656,19 +5570,19 @@ type ocannlCharLMTrainLossPart48 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r51 *ocannlCharLMTrainLossPart48) Part(j49 int) {
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r51 *ocannlCharLMTrainLossPart48) Part(j53 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r51.pNetBlock3MaskedAttention1WQ, r51.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j49][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j49][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j53][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j53][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[2*j49][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j49][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[2*j53][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j53][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+2*j49][i1]
+				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+2*j53][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WQRow := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -5676,7 +5590,7 @@ func (r51 *ocannlCharLMTrainLossPart48) Part(j49 int) {
 						for i4 := range 96 {
 							acc31 += pNetBlock3MaskedAttention1WQRow[i4] * net_block_3_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_3_masked_attention_1_q[i0+2*j49][i1][i2][i3] = acc31
+						scratch.net_block_3_masked_attention_1_q[i0+2*j53][i1][i2][i3] = acc31
 					}
 				}
 			}
@@ -5694,19 +5608,19 @@ type ocannlCharLMTrainLossPart49 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r52 *ocannlCharLMTrainLossPart49) Part(j50 int) {
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r52 *ocannlCharLMTrainLossPart49) Part(j54 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r52.pNetBlock3MaskedAttention1WK, r52.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j50][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j50][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j54][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j54][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[2*j50][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j50][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[2*j54][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j54][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+2*j50][i1]
+				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+2*j54][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WKRow := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -5714,7 +5628,7 @@ func (r52 *ocannlCharLMTrainLossPart49) Part(j50 int) {
 						for i4 := range 96 {
 							acc32 += pNetBlock3MaskedAttention1WKRow[i4] * net_block_3_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_3_masked_attention_1_k[i0+2*j50][i1][i2][i3] = acc32
+						scratch.net_block_3_masked_attention_1_k[i0+2*j54][i1][i2][i3] = acc32
 					}
 				}
 			}
@@ -5732,19 +5646,19 @@ type ocannlCharLMTrainLossPart50 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r53 *ocannlCharLMTrainLossPart50) Part(j51 int) {
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r53 *ocannlCharLMTrainLossPart50) Part(j55 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r53.pNetBlock3MaskedAttention1WV, r53.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j51][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j51][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j55][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j55][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[2*j51][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j51][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[2*j55][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j55][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+2*j51][i1]
+				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+2*j55][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WVRow := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -5752,7 +5666,7 @@ func (r53 *ocannlCharLMTrainLossPart50) Part(j51 int) {
 						for i4 := range 96 {
 							acc33 += pNetBlock3MaskedAttention1WVRow[i4] * net_block_3_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_3_masked_attention_1_v[i0+2*j51][i1][i2][i3] = acc33
+						scratch.net_block_3_masked_attention_1_v[i0+2*j55][i1][i2][i3] = acc33
 					}
 				}
 			}
@@ -5769,20 +5683,20 @@ type ocannlCharLMTrainLossPart51 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r54 *ocannlCharLMTrainLossPart51) Part(j52 int) {
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r54 *ocannlCharLMTrainLossPart51) Part(j56 int) {
 	scratch := r54.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j52][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j56][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j52][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j56][0][i2][0])
 			}
 		}
 	} else {
@@ -5790,14 +5704,14 @@ func (r54 *ocannlCharLMTrainLossPart51) Part(j52 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_qRow := &scratch.net_block_3_masked_attention_1_q[i0+2*j52][i1][i2]
+					net_block_3_masked_attention_1_qRow := &scratch.net_block_3_masked_attention_1_q[i0+2*j56][i1][i2]
 					for i3 := range 64 {
-						net_block_3_masked_attention_1_kRow := &scratch.net_block_3_masked_attention_1_k[i0+2*j52][i3][i2]
+						net_block_3_masked_attention_1_kRow := &scratch.net_block_3_masked_attention_1_k[i0+2*j56][i3][i2]
 						acc34 := float32(0)
 						for i4 := range 24 {
 							acc34 += net_block_3_masked_attention_1_qRow[i4] * net_block_3_masked_attention_1_kRow[i4]
 						}
-						scratch.net_block_3_masked_attention_1_scores_1[i0+2*j52][i1][i2][i3] = acc34
+						scratch.net_block_3_masked_attention_1_scores_1[i0+2*j56][i1][i2][i3] = acc34
 					}
 				}
 			}
@@ -5809,36 +5723,36 @@ func (r54 *ocannlCharLMTrainLossPart51) Part(j52 int) {
 var ocannlCharLMTrainLossPart51Records rt.Records[ocannlCharLMTrainLossPart51]
 
 // ocannlCharLMTrainLossPart52 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart52 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r56 *ocannlCharLMTrainLossPart52) Part(j53 int) {
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r56 *ocannlCharLMTrainLossPart52) Part(j57 int) {
 	mask, scratch := r56.mask, r56.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX512(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j53][i2][0], &mask[i1+8*j53][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j53][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+				ocannlMap5AVX512(&scratch.net_block_3_masked_attention_1_masked[i0+2*j57][0][i2][0], &mask[0][0], &scratch.net_block_3_masked_attention_1_scores_1[i0+2*j57][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX2(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j53][i2][0], &mask[i1+8*j53][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j53][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+				ocannlMap5AVX2(&scratch.net_block_3_masked_attention_1_masked[i0+2*j57][0][i2][0], &mask[0][0], &scratch.net_block_3_masked_attention_1_scores_1[i0+2*j57][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_3_masked_attention_1_scores_2V := scratch.net_block_3_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow3 := &mask[i1+8*j53]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow3 := &mask[i1]
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_scores_1Row := &scratch.net_block_3_masked_attention_1_scores_1[i0][i1+8*j53][i2]
-					net_block_3_masked_attention_1_maskedRow := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j53][i2]
+					net_block_3_masked_attention_1_scores_1Row := &scratch.net_block_3_masked_attention_1_scores_1[i0+2*j57][i1][i2]
+					net_block_3_masked_attention_1_maskedRow := &scratch.net_block_3_masked_attention_1_masked[i0+2*j57][i1][i2]
 					for i3 := range 64 {
 						r55 := float32(-1e+09)
 						if maskRow3[i3] != 0 {
@@ -5856,34 +5770,30 @@ func (r56 *ocannlCharLMTrainLossPart52) Part(j53 int) {
 var ocannlCharLMTrainLossPart52Records rt.Records[ocannlCharLMTrainLossPart52]
 
 // ocannlCharLMTrainLossPart53 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart53 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r57 *ocannlCharLMTrainLossPart53) Part(j54 int) {
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r57 *ocannlCharLMTrainLossPart53) Part(j58 int) {
 	scratch := r57.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 along-rows max reduction kernel, 512 rows of 64 elements into 512 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_m[i0][8*j54][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j54][0][0])
-		}
+		ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_m[2*j58][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j58][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_m[i0][8*j54][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j54][0][0])
-		}
+		ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_m[2*j58][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j58][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_maskedRow2 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j54][i2]
+					net_block_3_masked_attention_1_maskedRow2 := &scratch.net_block_3_masked_attention_1_masked[i0+2*j58][i1][i2]
 					acc35 := float32(math.Inf(-1))
 					for i3 := range 64 {
 						acc35 = max(acc35, net_block_3_masked_attention_1_maskedRow2[i3])
 					}
-					scratch.net_block_3_masked_attention_1_m[i0][i1+8*j54][i2][0] = acc35
+					scratch.net_block_3_masked_attention_1_m[i0+2*j58][i1][i2][0] = acc35
 				}
 			}
 		}
@@ -5894,30 +5804,26 @@ func (r57 *ocannlCharLMTrainLossPart53) Part(j54 int) {
 var ocannlCharLMTrainLossPart53Records rt.Records[ocannlCharLMTrainLossPart53]
 
 // ocannlCharLMTrainLossPart54 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart54 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r58 *ocannlCharLMTrainLossPart54) Part(j55 int) {
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r58 *ocannlCharLMTrainLossPart54) Part(j59 int) {
 	scratch := r58.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap6AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j55][0][0])
-		}
+		ocannlMap6AVX512(&scratch.net_block_3_masked_attention_1_ex[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_m[2*j59][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap6AVX2(&scratch.net_block_3_masked_attention_1_ex[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j55][0][0])
-		}
+		ocannlMap6AVX2(&scratch.net_block_3_masked_attention_1_ex[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_m[2*j59][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_maskedRow3 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j55][i2]
-					net_block_3_masked_attention_1_mV := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j55][i2][0]
-					net_block_3_masked_attention_1_exRow := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j55][i2]
+					net_block_3_masked_attention_1_maskedRow3 := &scratch.net_block_3_masked_attention_1_masked[i0+2*j59][i1][i2]
+					net_block_3_masked_attention_1_mV := scratch.net_block_3_masked_attention_1_m[i0+2*j59][i1][i2][0]
+					net_block_3_masked_attention_1_exRow := &scratch.net_block_3_masked_attention_1_ex[i0+2*j59][i1][i2]
 					for i3 := range 64 {
 						net_block_3_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_block_3_masked_attention_1_maskedRow3[i3] - net_block_3_masked_attention_1_mV)))
 					}
@@ -5931,34 +5837,30 @@ func (r58 *ocannlCharLMTrainLossPart54) Part(j55 int) {
 var ocannlCharLMTrainLossPart54Records rt.Records[ocannlCharLMTrainLossPart54]
 
 // ocannlCharLMTrainLossPart55 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart55 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r59 *ocannlCharLMTrainLossPart55) Part(j56 int) {
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r59 *ocannlCharLMTrainLossPart55) Part(j60 int) {
 	scratch := r59.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce3AVX512(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j56][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j56][0][0])
-		}
+		ocannlReduce3AVX512(&scratch.net_block_3_masked_attention_1_attn_1[2*j60][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j60][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce3AVX2(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j56][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j56][0][0])
-		}
+		ocannlReduce3AVX2(&scratch.net_block_3_masked_attention_1_attn_1[2*j60][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j60][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_exRow2 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j56][i2]
+					net_block_3_masked_attention_1_exRow2 := &scratch.net_block_3_masked_attention_1_ex[i0+2*j60][i1][i2]
 					acc36 := float32(0)
 					for i3 := range 64 {
 						acc36 += net_block_3_masked_attention_1_exRow2[i3]
 					}
-					scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j56][i2][0] = acc36
+					scratch.net_block_3_masked_attention_1_attn_1[i0+2*j60][i1][i2][0] = acc36
 				}
 			}
 		}
@@ -5969,30 +5871,26 @@ func (r59 *ocannlCharLMTrainLossPart55) Part(j56 int) {
 var ocannlCharLMTrainLossPart55Records rt.Records[ocannlCharLMTrainLossPart55]
 
 // ocannlCharLMTrainLossPart56 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart56 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r60 *ocannlCharLMTrainLossPart56) Part(j57 int) {
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r60 *ocannlCharLMTrainLossPart56) Part(j61 int) {
 	scratch := r60.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_attn[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j57][0][0])
-		}
+		ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_attn[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j61][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_attn[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j57][0][0])
-		}
+		ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_attn[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j61][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_exRow3 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j57][i2]
-					net_block_3_masked_attention_1_attn_1V := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j57][i2][0]
-					net_block_3_masked_attention_1_attnRow := &scratch.net_block_3_masked_attention_1_attn[i0][i1+8*j57][i2]
+					net_block_3_masked_attention_1_exRow3 := &scratch.net_block_3_masked_attention_1_ex[i0+2*j61][i1][i2]
+					net_block_3_masked_attention_1_attn_1V := scratch.net_block_3_masked_attention_1_attn_1[i0+2*j61][i1][i2][0]
+					net_block_3_masked_attention_1_attnRow := &scratch.net_block_3_masked_attention_1_attn[i0+2*j61][i1][i2]
 					for i3 := range 64 {
 						net_block_3_masked_attention_1_attnRow[i3] = net_block_3_masked_attention_1_exRow3[i3] / net_block_3_masked_attention_1_attn_1V
 					}
@@ -6011,20 +5909,20 @@ type ocannlCharLMTrainLossPart57 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r61 *ocannlCharLMTrainLossPart57) Part(j58 int) {
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r61 *ocannlCharLMTrainLossPart57) Part(j62 int) {
 	scratch := r61.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j58][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j62][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j58][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j62][0][i2][0])
 			}
 		}
 	} else {
@@ -6032,16 +5930,16 @@ func (r61 *ocannlCharLMTrainLossPart57) Part(j58 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_ctxRow := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j58][i1][i2]
+					net_block_3_masked_attention_1_ctxRow := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j62][i1][i2]
 					for i4 := 0; i4 < 64; i4 += 4 {
-						net_block_3_masked_attention_1_attnV := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4]
-						net_block_3_masked_attention_1_vRow := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4][i2]
-						net_block_3_masked_attention_1_attnV2 := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4+1]
-						net_block_3_masked_attention_1_vRow2 := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4+1][i2]
-						net_block_3_masked_attention_1_attnV3 := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4+2]
-						net_block_3_masked_attention_1_vRow3 := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4+2][i2]
-						net_block_3_masked_attention_1_attnV4 := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4+3]
-						net_block_3_masked_attention_1_vRow4 := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4+3][i2]
+						net_block_3_masked_attention_1_attnV := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4]
+						net_block_3_masked_attention_1_vRow := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4][i2]
+						net_block_3_masked_attention_1_attnV2 := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4+1]
+						net_block_3_masked_attention_1_vRow2 := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4+1][i2]
+						net_block_3_masked_attention_1_attnV3 := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4+2]
+						net_block_3_masked_attention_1_vRow3 := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4+2][i2]
+						net_block_3_masked_attention_1_attnV4 := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4+3]
+						net_block_3_masked_attention_1_vRow4 := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4+3][i2]
 						for i3 := range 24 {
 							acc37 := net_block_3_masked_attention_1_ctxRow[i3]
 							acc37 += net_block_3_masked_attention_1_attnV * net_block_3_masked_attention_1_vRow[i3]
@@ -6067,14 +5965,14 @@ type ocannlCharLMTrainLossPart58 struct {
 	scratch                      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r62 *ocannlCharLMTrainLossPart58) Part(j59 int) {
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r62 *ocannlCharLMTrainLossPart58) Part(j63 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r62.pNetBlock3MaskedAttention1WO, r62.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j59][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j59][0][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j63][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j63][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_dropout_1_x[2*j59][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j59][0][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_dropout_1_x[2*j63][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j63][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -6083,12 +5981,12 @@ func (r62 *ocannlCharLMTrainLossPart58) Part(j59 int) {
 					acc38 := float32(0)
 					for i3 := range 4 {
 						pNetBlock3MaskedAttention1WORow := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j59][i1][i3]
+						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j63][i1][i3]
 						for i4 := range 24 {
 							acc38 += pNetBlock3MaskedAttention1WORow[i4] * net_block_3_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_3_dropout_1_x[i0+2*j59][i1][i2] = acc38
+					scratch.net_block_3_dropout_1_x[i0+2*j63][i1][i2] = acc38
 				}
 			}
 		}
@@ -6099,27 +5997,27 @@ func (r62 *ocannlCharLMTrainLossPart58) Part(j59 int) {
 var ocannlCharLMTrainLossPart58Records rt.Records[ocannlCharLMTrainLossPart58]
 
 // ocannlCharLMTrainLossPart59 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart59 struct {
 	nNetBlock3Dropout1Mask *[98304]float32
 	scratch                *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r63 *ocannlCharLMTrainLossPart59) Part(j60 int) {
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r63 *ocannlCharLMTrainLossPart59) Part(j64 int) {
 	nNetBlock3Dropout1Mask, scratch := r63.nNetBlock3Dropout1Mask, r63.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_block_3_x1[0][8*j60][0], &scratch.net_h2[0][8*j60][0], &scratch.net_block_3_dropout_1_x[0][8*j60][0], &nNetBlock3Dropout1Mask[768*j60])
+		ocannlMap8AVX512(&scratch.net_block_3_x1[2*j64][0][0], &scratch.net_h2[2*j64][0][0], &scratch.net_block_3_dropout_1_x[2*j64][0][0], &nNetBlock3Dropout1Mask[12288*j64])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_block_3_x1[0][8*j60][0], &scratch.net_h2[0][8*j60][0], &scratch.net_block_3_dropout_1_x[0][8*j60][0], &nNetBlock3Dropout1Mask[768*j60])
+		ocannlMap8AVX2(&scratch.net_block_3_x1[2*j64][0][0], &scratch.net_h2[2*j64][0][0], &scratch.net_block_3_dropout_1_x[2*j64][0][0], &nNetBlock3Dropout1Mask[12288*j64])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h2Row5 := &scratch.net_h2[i0][i1+8*j60]
-				net_block_3_dropout_1_xRow := &scratch.net_block_3_dropout_1_x[i0][i1+8*j60]
-				nNetBlock3Dropout1MaskRow := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j60 : 6144*i0+96*i1+768*j60+96])
-				net_block_3_x1Row := &scratch.net_block_3_x1[i0][i1+8*j60]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h2Row5 := &scratch.net_h2[i0+2*j64][i1]
+				net_block_3_dropout_1_xRow := &scratch.net_block_3_dropout_1_x[i0+2*j64][i1]
+				nNetBlock3Dropout1MaskRow := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+12288*j64+96*i1 : 6144*i0+12288*j64+96*i1+96])
+				net_block_3_x1Row := &scratch.net_block_3_x1[i0+2*j64][i1]
 				for i2 := range 96 {
 					net_block_3_x1Row[i2] = net_h2Row5[i2] + (net_block_3_dropout_1_xRow[i2] * nNetBlock3Dropout1MaskRow[i2])
 				}
@@ -6132,33 +6030,29 @@ func (r63 *ocannlCharLMTrainLossPart59) Part(j60 int) {
 var ocannlCharLMTrainLossPart59Records rt.Records[ocannlCharLMTrainLossPart59]
 
 // ocannlCharLMTrainLossPart60 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart60 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r64 *ocannlCharLMTrainLossPart60) Part(j61 int) {
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r64 *ocannlCharLMTrainLossPart60) Part(j65 int) {
 	scratch := r64.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j61][0], &scratch.net_block_3_x1[0][i1+8*j61][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_3_layer_norm_2_mean_1[2*j65][0][0], &scratch.net_block_3_x1[2*j65][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j61][0], &scratch.net_block_3_x1[0][i1+8*j61][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_3_layer_norm_2_mean_1[2*j65][0][0], &scratch.net_block_3_x1[2*j65][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_x1Row2 := &scratch.net_block_3_x1[i0][i1+8*j61]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_x1Row2 := &scratch.net_block_3_x1[i0+2*j65][i1]
 				acc39 := float32(0)
 				for i2 := range 96 {
 					acc39 += net_block_3_x1Row2[i2]
 				}
-				scratch.net_block_3_layer_norm_2_mean_1[i0][i1+8*j61][0] = acc39
+				scratch.net_block_3_layer_norm_2_mean_1[i0+2*j65][i1][0] = acc39
 			}
 		}
 	}
@@ -6173,29 +6067,29 @@ type ocannlCharLMTrainLossPart61 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r65 *ocannlCharLMTrainLossPart61) Part(j62 int) {
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r65 *ocannlCharLMTrainLossPart61) Part(j67 int) {
 	scratch := r65.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j62][0], &scratch.net_block_3_x1[0][i1+8*j62][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j62][0])
+			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j67][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j62][0], &scratch.net_block_3_x1[0][i1+8*j62][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j62][0])
+			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j67][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_x1Row3 := &scratch.net_block_3_x1[i0][i1+8*j62]
-				net_block_3_layer_norm_2_meanV := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j62][0]
+				net_block_3_x1Row3 := &scratch.net_block_3_x1[i0][i1+8*j67]
+				net_block_3_layer_norm_2_meanV := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j67][0]
 				acc40 := float32(0)
 				for i2 := range 96 {
 					acc40 += (net_block_3_x1Row3[i2] - net_block_3_layer_norm_2_meanV) * (net_block_3_x1Row3[i2] - net_block_3_layer_norm_2_meanV)
 				}
-				scratch.net_block_3_layer_norm_2_var_2[i0][i1+8*j62][0] = acc40
+				scratch.net_block_3_layer_norm_2_var_2[i0][i1+8*j67][0] = acc40
 			}
 		}
 	}
@@ -6212,25 +6106,25 @@ type ocannlCharLMTrainLossPart62 struct {
 	scratch                   *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r66 *ocannlCharLMTrainLossPart62) Part(j63 int) {
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r66 *ocannlCharLMTrainLossPart62) Part(j68 int) {
 	pNetBlock3LayerNorm2Gamma, pNetBlock3LayerNorm2Beta, scratch := r66.pNetBlock3LayerNorm2Gamma, r66.pNetBlock3LayerNorm2Beta, r66.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_3_linear_2_x[0][i1+8*j63][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j63][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j63][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j63][0], &pNetBlock3LayerNorm2Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_3_linear_2_x[0][i1+8*j68][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j68][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j68][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j68][0], &pNetBlock3LayerNorm2Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_3_linear_2_x[0][i1+8*j63][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j63][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j63][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j63][0], &pNetBlock3LayerNorm2Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_3_linear_2_x[0][i1+8*j68][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j68][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j68][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j68][0], &pNetBlock3LayerNorm2Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_x1Row4 := &scratch.net_block_3_x1[i0][i1+8*j63]
-				net_block_3_layer_norm_2_meanV2 := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j63][0]
-				net_block_3_linear_2_x_3V := scratch.net_block_3_linear_2_x_3[i0][i1+8*j63][0]
-				net_block_3_linear_2_xRow := &scratch.net_block_3_linear_2_x[i0][i1+8*j63]
+				net_block_3_x1Row4 := &scratch.net_block_3_x1[i0][i1+8*j68]
+				net_block_3_layer_norm_2_meanV2 := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j68][0]
+				net_block_3_linear_2_x_3V := scratch.net_block_3_linear_2_x_3[i0][i1+8*j68][0]
+				net_block_3_linear_2_xRow := &scratch.net_block_3_linear_2_x[i0][i1+8*j68]
 				for i2 := range 96 {
 					net_block_3_linear_2_xRow[i2] = ((pNetBlock3LayerNorm2Gamma[i2] * (net_block_3_x1Row4[i2] - net_block_3_layer_norm_2_meanV2)) / net_block_3_linear_2_x_3V) + pNetBlock3LayerNorm2Beta[i2]
 				}
@@ -6249,26 +6143,26 @@ type ocannlCharLMTrainLossPart63 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r67 *ocannlCharLMTrainLossPart63) Part(j64 int) {
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r67 *ocannlCharLMTrainLossPart63) Part(j69 int) {
 	pNetBlock3Linear2W, scratch := r67.pNetBlock3Linear2W, r67.scratch
 	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j64], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j64])
+		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j69], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j69])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j64], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j64])
+		ocannlGemm3AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j69], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j69])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_linear_2_xRow2 := &scratch.net_block_3_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					pNetBlock3Linear2WRow := (*[96]float32)(pNetBlock3Linear2W[96*i2+4608*j64 : 96*i2+4608*j64+96])
+					pNetBlock3Linear2WRow := (*[96]float32)(pNetBlock3Linear2W[96*i2+4608*j69 : 96*i2+4608*j69+96])
 					acc41 := float32(0)
 					for i3 := range 96 {
 						acc41 += pNetBlock3Linear2WRow[i3] * net_block_3_linear_2_xRow2[i3]
 					}
-					scratch.net_block_3_linear_1_x_1[i0][i1][i2+48*j64] = acc41
+					scratch.net_block_3_linear_1_x_1[i0][i1][i2+48*j69] = acc41
 				}
 			}
 		}
@@ -6285,23 +6179,23 @@ type ocannlCharLMTrainLossPart64 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r68 *ocannlCharLMTrainLossPart64) Part(j65 int) {
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r68 *ocannlCharLMTrainLossPart64) Part(j70 int) {
 	pNetBlock3Linear2B, scratch := r68.pNetBlock3Linear2B, r68.scratch
 	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_3_linear_1_x[i0][8*j65][0], &scratch.net_block_3_linear_1_x_1[i0][8*j65][0], &pNetBlock3Linear2B[0])
+			ocannlMap9AVX512(&scratch.net_block_3_linear_1_x[i0][8*j70][0], &scratch.net_block_3_linear_1_x_1[i0][8*j70][0], &pNetBlock3Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_3_linear_1_x[i0][8*j65][0], &scratch.net_block_3_linear_1_x_1[i0][8*j65][0], &pNetBlock3Linear2B[0])
+			ocannlMap9AVX2(&scratch.net_block_3_linear_1_x[i0][8*j70][0], &scratch.net_block_3_linear_1_x_1[i0][8*j70][0], &pNetBlock3Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_1_x_1Row := &scratch.net_block_3_linear_1_x_1[i0][i1+8*j65]
-				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j65]
+				net_block_3_linear_1_x_1Row := &scratch.net_block_3_linear_1_x_1[i0][i1+8*j70]
+				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j70]
 				for i2 := range 384 {
 					net_block_3_linear_1_xRow[i2] = rt.Gelu32(net_block_3_linear_1_x_1Row[i2] + pNetBlock3Linear2B[i2])
 				}
@@ -6320,26 +6214,26 @@ type ocannlCharLMTrainLossPart65 struct {
 	scratch            *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r69 *ocannlCharLMTrainLossPart65) Part(j66 int) {
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r69 *ocannlCharLMTrainLossPart65) Part(j71 int) {
 	pNetBlock3Linear1W, scratch := r69.pNetBlock3Linear1W, r69.scratch
 	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j66][0][0], &scratch.net_block_3_linear_1_x[2*j66][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j71][0][0], &scratch.net_block_3_linear_1_x[2*j71][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_3_dropout_2_x_1[2*j66][0][0], &scratch.net_block_3_linear_1_x[2*j66][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm4AVX2(&scratch.net_block_3_dropout_2_x_1[2*j71][0][0], &scratch.net_block_3_linear_1_x[2*j71][0][0], &pNetBlock3Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0+2*j66][i1]
+				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0+2*j71][i1]
 				for i2 := range 96 {
 					pNetBlock3Linear1WRow := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
 					acc42 := float32(0)
 					for i3 := range 384 {
 						acc42 += pNetBlock3Linear1WRow[i3] * net_block_3_linear_1_xRow2[i3]
 					}
-					scratch.net_block_3_dropout_2_x_1[i0+2*j66][i1][i2] = acc42
+					scratch.net_block_3_dropout_2_x_1[i0+2*j71][i1][i2] = acc42
 				}
 			}
 		}
@@ -6350,32 +6244,28 @@ func (r69 *ocannlCharLMTrainLossPart65) Part(j66 int) {
 var ocannlCharLMTrainLossPart65Records rt.Records[ocannlCharLMTrainLossPart65]
 
 // ocannlCharLMTrainLossPart66 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart66 struct {
 	pNetBlock3Linear1B     *[96]float32
 	nNetBlock3Dropout2Mask *[98304]float32
 	scratch                *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r70 *ocannlCharLMTrainLossPart66) Part(j67 int) {
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r70 *ocannlCharLMTrainLossPart66) Part(j72 int) {
 	pNetBlock3Linear1B, nNetBlock3Dropout2Mask, scratch := r70.pNetBlock3Linear1B, r70.nNetBlock3Dropout2Mask, r70.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap10AVX512(&scratch.net_h3[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_dropout_2_x_1[0][i1+8*j67][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[96*i1+768*j67])
-		}
+		ocannlMap10AVX512(&scratch.net_h3[2*j72][0][0], &scratch.net_block_3_x1[2*j72][0][0], &scratch.net_block_3_dropout_2_x_1[2*j72][0][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[12288*j72])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap10AVX2(&scratch.net_h3[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_dropout_2_x_1[0][i1+8*j67][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[96*i1+768*j67])
-		}
+		ocannlMap10AVX2(&scratch.net_h3[2*j72][0][0], &scratch.net_block_3_x1[2*j72][0][0], &scratch.net_block_3_dropout_2_x_1[2*j72][0][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[12288*j72])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_x1Row5 := &scratch.net_block_3_x1[i0][i1+8*j67]
-				net_block_3_dropout_2_x_1Row := &scratch.net_block_3_dropout_2_x_1[i0][i1+8*j67]
-				nNetBlock3Dropout2MaskRow := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j67 : 6144*i0+96*i1+768*j67+96])
-				net_h3Row := &scratch.net_h3[i0][i1+8*j67]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_x1Row5 := &scratch.net_block_3_x1[i0+2*j72][i1]
+				net_block_3_dropout_2_x_1Row := &scratch.net_block_3_dropout_2_x_1[i0+2*j72][i1]
+				nNetBlock3Dropout2MaskRow := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+12288*j72+96*i1 : 6144*i0+12288*j72+96*i1+96])
+				net_h3Row := &scratch.net_h3[i0+2*j72][i1]
 				for i2 := range 96 {
 					net_h3Row[i2] = net_block_3_x1Row5[i2] + ((net_block_3_dropout_2_x_1Row[i2] + pNetBlock3Linear1B[i2]) * nNetBlock3Dropout2MaskRow[i2])
 				}
@@ -6388,33 +6278,29 @@ func (r70 *ocannlCharLMTrainLossPart66) Part(j67 int) {
 var ocannlCharLMTrainLossPart66Records rt.Records[ocannlCharLMTrainLossPart66]
 
 // ocannlCharLMTrainLossPart67 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart67 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r71 *ocannlCharLMTrainLossPart67) Part(j68 int) {
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r71 *ocannlCharLMTrainLossPart67) Part(j73 int) {
 	scratch := r71.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+8*j68][0], &scratch.net_h3[0][i1+8*j68][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_layer_norm_1_mean_1[2*j73][0][0], &scratch.net_h3[2*j73][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+8*j68][0], &scratch.net_h3[0][i1+8*j68][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_layer_norm_1_mean_1[2*j73][0][0], &scratch.net_h3[2*j73][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h3Row2 := &scratch.net_h3[i0][i1+8*j68]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h3Row2 := &scratch.net_h3[i0+2*j73][i1]
 				acc43 := float32(0)
 				for i2 := range 96 {
 					acc43 += net_h3Row2[i2]
 				}
-				scratch.net_layer_norm_1_mean_1[i0][i1+8*j68][0] = acc43
+				scratch.net_layer_norm_1_mean_1[i0+2*j73][i1][0] = acc43
 			}
 		}
 	}
@@ -6429,29 +6315,29 @@ type ocannlCharLMTrainLossPart68 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r72 *ocannlCharLMTrainLossPart68) Part(j69 int) {
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r72 *ocannlCharLMTrainLossPart68) Part(j75 int) {
 	scratch := r72.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+8*j69][0], &scratch.net_h3[0][i1+8*j69][0], &scratch.net_layer_norm_1_mean[0][i1+8*j69][0])
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+8*j75][0], &scratch.net_h3[0][i1+8*j75][0], &scratch.net_layer_norm_1_mean[0][i1+8*j75][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+8*j69][0], &scratch.net_h3[0][i1+8*j69][0], &scratch.net_layer_norm_1_mean[0][i1+8*j69][0])
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+8*j75][0], &scratch.net_h3[0][i1+8*j75][0], &scratch.net_layer_norm_1_mean[0][i1+8*j75][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h3Row3 := &scratch.net_h3[i0][i1+8*j69]
-				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1+8*j69][0]
+				net_h3Row3 := &scratch.net_h3[i0][i1+8*j75]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1+8*j75][0]
 				acc44 := float32(0)
 				for i2 := range 96 {
 					acc44 += (net_h3Row3[i2] - net_layer_norm_1_meanV) * (net_h3Row3[i2] - net_layer_norm_1_meanV)
 				}
-				scratch.net_layer_norm_1_var_2[i0][i1+8*j69][0] = acc44
+				scratch.net_layer_norm_1_var_2[i0][i1+8*j75][0] = acc44
 			}
 		}
 	}
@@ -6468,25 +6354,25 @@ type ocannlCharLMTrainLossPart69 struct {
 	scratch             *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r73 *ocannlCharLMTrainLossPart69) Part(j70 int) {
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r73 *ocannlCharLMTrainLossPart69) Part(j76 int) {
 	pNetLayerNorm1Gamma, pNetLayerNorm1Beta, scratch := r73.pNetLayerNorm1Gamma, r73.pNetLayerNorm1Beta, r73.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_linear_1_x[0][i1+8*j70][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j70][0], &scratch.net_layer_norm_1_mean[0][i1+8*j70][0], &scratch.net_linear_1_x_3[0][i1+8*j70][0], &pNetLayerNorm1Beta[0])
+			ocannlMap4AVX512(&scratch.net_linear_1_x[0][i1+8*j76][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j76][0], &scratch.net_layer_norm_1_mean[0][i1+8*j76][0], &scratch.net_linear_1_x_3[0][i1+8*j76][0], &pNetLayerNorm1Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_linear_1_x[0][i1+8*j70][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j70][0], &scratch.net_layer_norm_1_mean[0][i1+8*j70][0], &scratch.net_linear_1_x_3[0][i1+8*j70][0], &pNetLayerNorm1Beta[0])
+			ocannlMap4AVX2(&scratch.net_linear_1_x[0][i1+8*j76][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j76][0], &scratch.net_layer_norm_1_mean[0][i1+8*j76][0], &scratch.net_linear_1_x_3[0][i1+8*j76][0], &pNetLayerNorm1Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h3Row4 := &scratch.net_h3[i0][i1+8*j70]
-				net_layer_norm_1_meanV2 := scratch.net_layer_norm_1_mean[i0][i1+8*j70][0]
-				net_linear_1_x_3V := scratch.net_linear_1_x_3[i0][i1+8*j70][0]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1+8*j70]
+				net_h3Row4 := &scratch.net_h3[i0][i1+8*j76]
+				net_layer_norm_1_meanV2 := scratch.net_layer_norm_1_mean[i0][i1+8*j76][0]
+				net_linear_1_x_3V := scratch.net_linear_1_x_3[i0][i1+8*j76][0]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1+8*j76]
 				for i2 := range 96 {
 					net_linear_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * (net_h3Row4[i2] - net_layer_norm_1_meanV2)) / net_linear_1_x_3V) + pNetLayerNorm1Beta[i2]
 				}
@@ -6505,26 +6391,26 @@ type ocannlCharLMTrainLossPart70 struct {
 	scratch      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r74 *ocannlCharLMTrainLossPart70) Part(j71 int) {
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r74 *ocannlCharLMTrainLossPart70) Part(j77 int) {
 	pNetLinear1W, scratch := r74.pNetLinear1W, r74.scratch
 	// float32 dot kernel M=1024 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j71], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j71])
+		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j77], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j77])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j71], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j71])
+		ocannlGemm5AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j77], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j77])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 16 {
-					pNetLinear1WRow := (*[96]float32)(pNetLinear1W[96*i2+1536*j71 : 96*i2+1536*j71+96])
+					pNetLinear1WRow := (*[96]float32)(pNetLinear1W[96*i2+1536*j77 : 96*i2+1536*j77+96])
 					acc45 := float32(0)
 					for i3 := range 96 {
 						acc45 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
-					scratch.train_cross_entropy_1_logits_1[i0][i1][i2+16*j71] = acc45
+					scratch.train_cross_entropy_1_logits_1[i0][i1][i2+16*j77] = acc45
 				}
 			}
 		}
@@ -6541,28 +6427,28 @@ type ocannlCharLMTrainLossPart71 struct {
 	scratch      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r75 *ocannlCharLMTrainLossPart71) Part(j72 int) {
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r75 *ocannlCharLMTrainLossPart71) Part(j78 int) {
 	pNetLinear1B, scratch := r75.pNetLinear1B, r75.scratch
 	// float32 along-rows max reduction kernel, 16 rows of 128 elements into 16 cells (c = -Inf max add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[0][i1+8*j72][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j72][0], &pNetLinear1B[0])
+			ocannlReduce5AVX512(&scratch.train_cross_entropy_1_m[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j78][0], &pNetLinear1B[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[0][i1+8*j72][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j72][0], &pNetLinear1B[0])
+			ocannlReduce5AVX2(&scratch.train_cross_entropy_1_m[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j78][0], &pNetLinear1B[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j72]
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j78]
 				acc46 := float32(math.Inf(-1))
 				for i2 := range 128 {
 					acc46 = max(acc46, train_cross_entropy_1_logits_1Row[i2]+pNetLinear1B[i2])
 				}
-				scratch.train_cross_entropy_1_m[i0][i1+8*j72][0] = acc46
+				scratch.train_cross_entropy_1_m[i0][i1+8*j78][0] = acc46
 			}
 		}
 	}
@@ -6578,24 +6464,24 @@ type ocannlCharLMTrainLossPart72 struct {
 	scratch      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r76 *ocannlCharLMTrainLossPart72) Part(j73 int) {
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r76 *ocannlCharLMTrainLossPart72) Part(j79 int) {
 	pNetLinear1B, scratch := r76.pNetLinear1B, r76.scratch
 	// float32 pointwise kernel over 8 rows of 128 elements (c = exp(sub(add(x0,x1),x2))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j73][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j73][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j73][0])
+			ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j79][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j79][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j79][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j73][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j73][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j73][0])
+			ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j79][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j79][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j79][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row2 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j73]
-				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1+8*j73][0]
-				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j73]
+				train_cross_entropy_1_logits_1Row2 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j79]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1+8*j79][0]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j79]
 				for i2 := range 128 {
 					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64((train_cross_entropy_1_logits_1Row2[i2] + pNetLinear1B[i2]) - train_cross_entropy_1_mV)))
 				}
@@ -6613,28 +6499,28 @@ type ocannlCharLMTrainLossPart73 struct {
 	scratch *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r77 *ocannlCharLMTrainLossPart73) Part(j74 int) {
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r77 *ocannlCharLMTrainLossPart73) Part(j80 int) {
 	scratch := r77.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 128 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j74][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j74][0])
+			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j80][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j80][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j74][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j74][0])
+			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j80][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j80][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j74]
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j80]
 				acc47 := float32(0)
 				for i2 := range 128 {
 					acc47 += train_cross_entropy_1_logp_1Row2[i2]
 				}
-				scratch.train_cross_entropy_1_logp_2[i0][i1+8*j74][0] = acc47
+				scratch.train_cross_entropy_1_logp_2[i0][i1+8*j80][0] = acc47
 			}
 		}
 	}
@@ -6650,25 +6536,25 @@ type ocannlCharLMTrainLossPart74 struct {
 	scratch      *ocannlCharLMTrainLossScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r78 *ocannlCharLMTrainLossPart74) Part(j75 int) {
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r78 *ocannlCharLMTrainLossPart74) Part(j81 int) {
 	pNetLinear1B, scratch := r78.pNetLinear1B, r78.scratch
 	// float32 pointwise kernel over 16 rows of 128 elements (c = sub(sub(add(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap13AVX512(&scratch.train_cross_entropy_1_logp[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j75][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j75][0])
+			ocannlMap13AVX512(&scratch.train_cross_entropy_1_logp[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j81][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j81][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap13AVX2(&scratch.train_cross_entropy_1_logp[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j75][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j75][0])
+			ocannlMap13AVX2(&scratch.train_cross_entropy_1_logp[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j81][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j81][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row3 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j75]
-				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j75][0]
-				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][i1+8*j75][0]
-				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1+8*j75]
+				train_cross_entropy_1_logits_1Row3 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j81]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j81][0]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][i1+8*j81][0]
+				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1+8*j81]
 				for i2 := range 128 {
 					train_cross_entropy_1_logpRow[i2] = ((train_cross_entropy_1_logits_1Row3[i2] + pNetLinear1B[i2]) - train_cross_entropy_1_mV2) - train_cross_entropy_1_logp_3V
 				}
@@ -9737,58 +9623,31 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec8 := ocannlCharLMBackwardPart7Records.Get()
 	rec8.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6, rec7, rec8)
-	*rec5 = ocannlCharLMBackwardPart4{}
-	ocannlCharLMBackwardPart4Records.Put(rec5)
-	*rec6 = ocannlCharLMBackwardPart5{}
-	ocannlCharLMBackwardPart5Records.Put(rec6)
-	*rec7 = ocannlCharLMBackwardPart6{}
-	ocannlCharLMBackwardPart6Records.Put(rec7)
-	*rec8 = ocannlCharLMBackwardPart7{}
-	ocannlCharLMBackwardPart7Records.Put(rec8)
-
 	// net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2, with net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2 fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlCharLMBackwardPart8Records.Get()
 	rec9.mask = mask
 	rec9.scratch = scratch
-	region.Run(rec9, 8)
-	*rec9 = ocannlCharLMBackwardPart8{}
-	ocannlCharLMBackwardPart8Records.Put(rec9)
 
 	// net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec10 := ocannlCharLMBackwardPart9Records.Get()
 	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlCharLMBackwardPart9{}
-	ocannlCharLMBackwardPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec11 := ocannlCharLMBackwardPart10Records.Get()
 	rec11.scratch = scratch
-	region.Run(rec11, 8)
-	*rec11 = ocannlCharLMBackwardPart10{}
-	ocannlCharLMBackwardPart10Records.Put(rec11)
 
 	// _net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec12 := ocannlCharLMBackwardPart11Records.Get()
 	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlCharLMBackwardPart11{}
-	ocannlCharLMBackwardPart11Records.Put(rec12)
 
 	// net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec13 := ocannlCharLMBackwardPart12Records.Get()
 	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlCharLMBackwardPart12{}
-	ocannlCharLMBackwardPart12Records.Put(rec13)
 
 	// net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -9804,28 +9663,44 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec15.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
 	rec15.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1, with _net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1/x, net.block#1.dropout#1/mask fused
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlCharLMBackwardPart15Records.Get()
+	rec16.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
+	rec16.scratch = scratch
+
+	// _net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
+	// 8 parts of i0 on the pool.
+	rec17 := ocannlCharLMBackwardPart16Records.Get()
+	rec17.scratch = scratch
+
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec14, rec15)
+	region.RunSeq(8, rec5, rec6, rec7, rec8, rec9, rec10, rec11, rec12, rec13, rec14, rec15, rec16, rec17)
+	*rec5 = ocannlCharLMBackwardPart4{}
+	ocannlCharLMBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlCharLMBackwardPart5{}
+	ocannlCharLMBackwardPart5Records.Put(rec6)
+	*rec7 = ocannlCharLMBackwardPart6{}
+	ocannlCharLMBackwardPart6Records.Put(rec7)
+	*rec8 = ocannlCharLMBackwardPart7{}
+	ocannlCharLMBackwardPart7Records.Put(rec8)
+	*rec9 = ocannlCharLMBackwardPart8{}
+	ocannlCharLMBackwardPart8Records.Put(rec9)
+	*rec10 = ocannlCharLMBackwardPart9{}
+	ocannlCharLMBackwardPart9Records.Put(rec10)
+	*rec11 = ocannlCharLMBackwardPart10{}
+	ocannlCharLMBackwardPart10Records.Put(rec11)
+	*rec12 = ocannlCharLMBackwardPart11{}
+	ocannlCharLMBackwardPart11Records.Put(rec12)
+	*rec13 = ocannlCharLMBackwardPart12{}
+	ocannlCharLMBackwardPart12Records.Put(rec13)
 	*rec14 = ocannlCharLMBackwardPart13{}
 	ocannlCharLMBackwardPart13Records.Put(rec14)
 	*rec15 = ocannlCharLMBackwardPart14{}
 	ocannlCharLMBackwardPart14Records.Put(rec15)
-
-	// net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1, with _net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1/x, net.block#1.dropout#1/mask fused
-	// 8 parts of i1 on the pool.
-	rec16 := ocannlCharLMBackwardPart15Records.Get()
-	rec16.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
-	rec16.scratch = scratch
-	region.Run(rec16, 8)
 	*rec16 = ocannlCharLMBackwardPart15{}
 	ocannlCharLMBackwardPart15Records.Put(rec16)
-
-	// _net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
-	// 8 parts of i1 on the pool.
-	rec17 := ocannlCharLMBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	region.Run(rec17, 8)
 	*rec17 = ocannlCharLMBackwardPart16{}
 	ocannlCharLMBackwardPart16Records.Put(rec17)
 
@@ -9934,25 +9809,26 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec22 := ocannlCharLMBackwardPart21Records.Get()
 	rec22.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec22.scratch = scratch
-	region.Run(rec22, 8)
-	*rec22 = ocannlCharLMBackwardPart21{}
-	ocannlCharLMBackwardPart21Records.Put(rec22)
 
 	// net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1, with _net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2/x, net.block#1.dropout#2/mask, with net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b fused fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec23 := ocannlCharLMBackwardPart22Records.Get()
 	rec23.pNetBlock1Linear1B = pNetBlock1Linear1B
 	rec23.nNetBlock1Dropout2Mask = nNetBlock1Dropout2Mask
 	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlCharLMBackwardPart22{}
-	ocannlCharLMBackwardPart22Records.Put(rec23)
 
 	// _net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec24 := ocannlCharLMBackwardPart23Records.Get()
 	rec24.scratch = scratch
-	region.Run(rec24, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec22, rec23, rec24)
+	*rec22 = ocannlCharLMBackwardPart21{}
+	ocannlCharLMBackwardPart21Records.Put(rec22)
+	*rec23 = ocannlCharLMBackwardPart22{}
+	ocannlCharLMBackwardPart22Records.Put(rec23)
 	*rec24 = ocannlCharLMBackwardPart23{}
 	ocannlCharLMBackwardPart23Records.Put(rec24)
 
@@ -10065,58 +9941,31 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec30 := ocannlCharLMBackwardPart29Records.Get()
 	rec30.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec27, rec28, rec29, rec30)
-	*rec27 = ocannlCharLMBackwardPart26{}
-	ocannlCharLMBackwardPart26Records.Put(rec27)
-	*rec28 = ocannlCharLMBackwardPart27{}
-	ocannlCharLMBackwardPart27Records.Put(rec28)
-	*rec29 = ocannlCharLMBackwardPart28{}
-	ocannlCharLMBackwardPart28Records.Put(rec29)
-	*rec30 = ocannlCharLMBackwardPart29{}
-	ocannlCharLMBackwardPart29Records.Put(rec30)
-
 	// net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5, with net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2 fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec31 := ocannlCharLMBackwardPart30Records.Get()
 	rec31.mask = mask
 	rec31.scratch = scratch
-	region.Run(rec31, 8)
-	*rec31 = ocannlCharLMBackwardPart30{}
-	ocannlCharLMBackwardPart30Records.Put(rec31)
 
 	// net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec32 := ocannlCharLMBackwardPart31Records.Get()
 	rec32.scratch = scratch
-	region.Run(rec32, 8)
-	*rec32 = ocannlCharLMBackwardPart31{}
-	ocannlCharLMBackwardPart31Records.Put(rec32)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec33 := ocannlCharLMBackwardPart32Records.Get()
 	rec33.scratch = scratch
-	region.Run(rec33, 8)
-	*rec33 = ocannlCharLMBackwardPart32{}
-	ocannlCharLMBackwardPart32Records.Put(rec33)
 
 	// _net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec34 := ocannlCharLMBackwardPart33Records.Get()
 	rec34.scratch = scratch
-	region.Run(rec34, 8)
-	*rec34 = ocannlCharLMBackwardPart33{}
-	ocannlCharLMBackwardPart33Records.Put(rec34)
 
 	// net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec35 := ocannlCharLMBackwardPart34Records.Get()
 	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlCharLMBackwardPart34{}
-	ocannlCharLMBackwardPart34Records.Put(rec35)
 
 	// net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -10132,28 +9981,44 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec37.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
 	rec37.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1, with _net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1/x, net.block#2.dropout#1/mask fused
+	// 8 parts of i0 on the pool.
+	rec38 := ocannlCharLMBackwardPart37Records.Get()
+	rec38.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
+	rec38.scratch = scratch
+
+	// _net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
+	// 8 parts of i0 on the pool.
+	rec39 := ocannlCharLMBackwardPart38Records.Get()
+	rec39.scratch = scratch
+
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec36, rec37)
+	region.RunSeq(8, rec27, rec28, rec29, rec30, rec31, rec32, rec33, rec34, rec35, rec36, rec37, rec38, rec39)
+	*rec27 = ocannlCharLMBackwardPart26{}
+	ocannlCharLMBackwardPart26Records.Put(rec27)
+	*rec28 = ocannlCharLMBackwardPart27{}
+	ocannlCharLMBackwardPart27Records.Put(rec28)
+	*rec29 = ocannlCharLMBackwardPart28{}
+	ocannlCharLMBackwardPart28Records.Put(rec29)
+	*rec30 = ocannlCharLMBackwardPart29{}
+	ocannlCharLMBackwardPart29Records.Put(rec30)
+	*rec31 = ocannlCharLMBackwardPart30{}
+	ocannlCharLMBackwardPart30Records.Put(rec31)
+	*rec32 = ocannlCharLMBackwardPart31{}
+	ocannlCharLMBackwardPart31Records.Put(rec32)
+	*rec33 = ocannlCharLMBackwardPart32{}
+	ocannlCharLMBackwardPart32Records.Put(rec33)
+	*rec34 = ocannlCharLMBackwardPart33{}
+	ocannlCharLMBackwardPart33Records.Put(rec34)
+	*rec35 = ocannlCharLMBackwardPart34{}
+	ocannlCharLMBackwardPart34Records.Put(rec35)
 	*rec36 = ocannlCharLMBackwardPart35{}
 	ocannlCharLMBackwardPart35Records.Put(rec36)
 	*rec37 = ocannlCharLMBackwardPart36{}
 	ocannlCharLMBackwardPart36Records.Put(rec37)
-
-	// net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1, with _net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1/x, net.block#2.dropout#1/mask fused
-	// 8 parts of i1 on the pool.
-	rec38 := ocannlCharLMBackwardPart37Records.Get()
-	rec38.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
-	rec38.scratch = scratch
-	region.Run(rec38, 8)
 	*rec38 = ocannlCharLMBackwardPart37{}
 	ocannlCharLMBackwardPart37Records.Put(rec38)
-
-	// _net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
-	// 8 parts of i1 on the pool.
-	rec39 := ocannlCharLMBackwardPart38Records.Get()
-	rec39.scratch = scratch
-	region.Run(rec39, 8)
 	*rec39 = ocannlCharLMBackwardPart38{}
 	ocannlCharLMBackwardPart38Records.Put(rec39)
 
@@ -10262,25 +10127,26 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec44 := ocannlCharLMBackwardPart43Records.Get()
 	rec44.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec44.scratch = scratch
-	region.Run(rec44, 8)
-	*rec44 = ocannlCharLMBackwardPart43{}
-	ocannlCharLMBackwardPart43Records.Put(rec44)
 
 	// net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1, with _net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2/x, net.block#2.dropout#2/mask, with net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b fused fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec45 := ocannlCharLMBackwardPart44Records.Get()
 	rec45.pNetBlock2Linear1B = pNetBlock2Linear1B
 	rec45.nNetBlock2Dropout2Mask = nNetBlock2Dropout2Mask
 	rec45.scratch = scratch
-	region.Run(rec45, 8)
-	*rec45 = ocannlCharLMBackwardPart44{}
-	ocannlCharLMBackwardPart44Records.Put(rec45)
 
 	// _net.block#3.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec46 := ocannlCharLMBackwardPart45Records.Get()
 	rec46.scratch = scratch
-	region.Run(rec46, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec44, rec45, rec46)
+	*rec44 = ocannlCharLMBackwardPart43{}
+	ocannlCharLMBackwardPart43Records.Put(rec44)
+	*rec45 = ocannlCharLMBackwardPart44{}
+	ocannlCharLMBackwardPart44Records.Put(rec45)
 	*rec46 = ocannlCharLMBackwardPart45{}
 	ocannlCharLMBackwardPart45Records.Put(rec46)
 
@@ -10393,58 +10259,31 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec52 := ocannlCharLMBackwardPart51Records.Get()
 	rec52.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec49, rec50, rec51, rec52)
-	*rec49 = ocannlCharLMBackwardPart48{}
-	ocannlCharLMBackwardPart48Records.Put(rec49)
-	*rec50 = ocannlCharLMBackwardPart49{}
-	ocannlCharLMBackwardPart49Records.Put(rec50)
-	*rec51 = ocannlCharLMBackwardPart50{}
-	ocannlCharLMBackwardPart50Records.Put(rec51)
-	*rec52 = ocannlCharLMBackwardPart51{}
-	ocannlCharLMBackwardPart51Records.Put(rec52)
-
 	// net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8, with net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2 fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec53 := ocannlCharLMBackwardPart52Records.Get()
 	rec53.mask = mask
 	rec53.scratch = scratch
-	region.Run(rec53, 8)
-	*rec53 = ocannlCharLMBackwardPart52{}
-	ocannlCharLMBackwardPart52Records.Put(rec53)
 
 	// net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec54 := ocannlCharLMBackwardPart53Records.Get()
 	rec54.scratch = scratch
-	region.Run(rec54, 8)
-	*rec54 = ocannlCharLMBackwardPart53{}
-	ocannlCharLMBackwardPart53Records.Put(rec54)
 
 	// net.block#3.masked_attention#1/ex = pointwise exp of _net.block#3.masked_attention#1/ex.1, with _net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec55 := ocannlCharLMBackwardPart54Records.Get()
 	rec55.scratch = scratch
-	region.Run(rec55, 8)
-	*rec55 = ocannlCharLMBackwardPart54{}
-	ocannlCharLMBackwardPart54Records.Put(rec55)
 
 	// _net.block#3.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/ex
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec56 := ocannlCharLMBackwardPart55Records.Get()
 	rec56.scratch = scratch
-	region.Run(rec56, 8)
-	*rec56 = ocannlCharLMBackwardPart55{}
-	ocannlCharLMBackwardPart55Records.Put(rec56)
 
 	// net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec57 := ocannlCharLMBackwardPart56Records.Get()
 	rec57.scratch = scratch
-	region.Run(rec57, 8)
-	*rec57 = ocannlCharLMBackwardPart56{}
-	ocannlCharLMBackwardPart56Records.Put(rec57)
 
 	// net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -10460,28 +10299,44 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec59.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
 	rec59.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1, with _net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1/x, net.block#3.dropout#1/mask fused
+	// 8 parts of i0 on the pool.
+	rec60 := ocannlCharLMBackwardPart59Records.Get()
+	rec60.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
+	rec60.scratch = scratch
+
+	// _net.block#3.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
+	// 8 parts of i0 on the pool.
+	rec61 := ocannlCharLMBackwardPart60Records.Get()
+	rec61.scratch = scratch
+
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec58, rec59)
+	region.RunSeq(8, rec49, rec50, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60, rec61)
+	*rec49 = ocannlCharLMBackwardPart48{}
+	ocannlCharLMBackwardPart48Records.Put(rec49)
+	*rec50 = ocannlCharLMBackwardPart49{}
+	ocannlCharLMBackwardPart49Records.Put(rec50)
+	*rec51 = ocannlCharLMBackwardPart50{}
+	ocannlCharLMBackwardPart50Records.Put(rec51)
+	*rec52 = ocannlCharLMBackwardPart51{}
+	ocannlCharLMBackwardPart51Records.Put(rec52)
+	*rec53 = ocannlCharLMBackwardPart52{}
+	ocannlCharLMBackwardPart52Records.Put(rec53)
+	*rec54 = ocannlCharLMBackwardPart53{}
+	ocannlCharLMBackwardPart53Records.Put(rec54)
+	*rec55 = ocannlCharLMBackwardPart54{}
+	ocannlCharLMBackwardPart54Records.Put(rec55)
+	*rec56 = ocannlCharLMBackwardPart55{}
+	ocannlCharLMBackwardPart55Records.Put(rec56)
+	*rec57 = ocannlCharLMBackwardPart56{}
+	ocannlCharLMBackwardPart56Records.Put(rec57)
 	*rec58 = ocannlCharLMBackwardPart57{}
 	ocannlCharLMBackwardPart57Records.Put(rec58)
 	*rec59 = ocannlCharLMBackwardPart58{}
 	ocannlCharLMBackwardPart58Records.Put(rec59)
-
-	// net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1, with _net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1/x, net.block#3.dropout#1/mask fused
-	// 8 parts of i1 on the pool.
-	rec60 := ocannlCharLMBackwardPart59Records.Get()
-	rec60.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
-	rec60.scratch = scratch
-	region.Run(rec60, 8)
 	*rec60 = ocannlCharLMBackwardPart59{}
 	ocannlCharLMBackwardPart59Records.Put(rec60)
-
-	// _net.block#3.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
-	// 8 parts of i1 on the pool.
-	rec61 := ocannlCharLMBackwardPart60Records.Get()
-	rec61.scratch = scratch
-	region.Run(rec61, 8)
 	*rec61 = ocannlCharLMBackwardPart60{}
 	ocannlCharLMBackwardPart60Records.Put(rec61)
 
@@ -10590,25 +10445,26 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec66 := ocannlCharLMBackwardPart65Records.Get()
 	rec66.pNetBlock3Linear1W = pNetBlock3Linear1W
 	rec66.scratch = scratch
-	region.Run(rec66, 8)
-	*rec66 = ocannlCharLMBackwardPart65{}
-	ocannlCharLMBackwardPart65Records.Put(rec66)
 
 	// net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1, with _net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2/x, net.block#3.dropout#2/mask, with net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b fused fused
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec67 := ocannlCharLMBackwardPart66Records.Get()
 	rec67.pNetBlock3Linear1B = pNetBlock3Linear1B
 	rec67.nNetBlock3Dropout2Mask = nNetBlock3Dropout2Mask
 	rec67.scratch = scratch
-	region.Run(rec67, 8)
-	*rec67 = ocannlCharLMBackwardPart66{}
-	ocannlCharLMBackwardPart66Records.Put(rec67)
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec68 := ocannlCharLMBackwardPart67Records.Get()
 	rec68.scratch = scratch
-	region.Run(rec68, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec66, rec67, rec68)
+	*rec66 = ocannlCharLMBackwardPart65{}
+	ocannlCharLMBackwardPart65Records.Put(rec66)
+	*rec67 = ocannlCharLMBackwardPart66{}
+	ocannlCharLMBackwardPart66Records.Put(rec67)
 	*rec68 = ocannlCharLMBackwardPart67{}
 	ocannlCharLMBackwardPart67Records.Put(rec68)
 
@@ -10762,9 +10618,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
 	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
+		ocannlReduce7AVX512(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
+		ocannlReduce7AVX2(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc48 := float32(0)
@@ -10890,9 +10746,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	} else if ocannlAVX2 {
 		ocannlMap16AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
 	} else {
-		for j80 := range 16 {
-			for j81 := range 64 {
-				scratch.train_cross_entropy_1_m_argmax_150[j80][j81][0] = 128
+		for j86 := range 16 {
+			for j87 := range 64 {
+				scratch.train_cross_entropy_1_m_argmax_150[j86][j87][0] = 128
 			}
 		}
 	}
@@ -10930,17 +10786,17 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec82.scratch = scratch
 	region.Run(rec82, 8)
 	// The 8 partial sums, added in part order.
-	for j85 := range 128 {
-		acc53 := gNetLinear1B[j85]
-		acc53 += rec82.gNetLinear1BPartial[0][j85]
-		acc53 += rec82.gNetLinear1BPartial[1][j85]
-		acc53 += rec82.gNetLinear1BPartial[2][j85]
-		acc53 += rec82.gNetLinear1BPartial[3][j85]
-		acc53 += rec82.gNetLinear1BPartial[4][j85]
-		acc53 += rec82.gNetLinear1BPartial[5][j85]
-		acc53 += rec82.gNetLinear1BPartial[6][j85]
-		acc53 += rec82.gNetLinear1BPartial[7][j85]
-		gNetLinear1B[j85] = acc53
+	for j91 := range 128 {
+		acc53 := gNetLinear1B[j91]
+		acc53 += rec82.gNetLinear1BPartial[0][j91]
+		acc53 += rec82.gNetLinear1BPartial[1][j91]
+		acc53 += rec82.gNetLinear1BPartial[2][j91]
+		acc53 += rec82.gNetLinear1BPartial[3][j91]
+		acc53 += rec82.gNetLinear1BPartial[4][j91]
+		acc53 += rec82.gNetLinear1BPartial[5][j91]
+		acc53 += rec82.gNetLinear1BPartial[6][j91]
+		acc53 += rec82.gNetLinear1BPartial[7][j91]
+		gNetLinear1B[j91] = acc53
 	}
 	rec82.scratch = nil
 	ocannlCharLMBackwardPart81Records.Put(rec82)
@@ -10971,44 +10827,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec85 := ocannlCharLMBackwardPart84Records.Get()
 	rec85.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec84, rec85)
-	*rec84 = ocannlCharLMBackwardPart83{}
-	ocannlCharLMBackwardPart83Records.Put(rec84)
-	// The 8 partial sums, added in part order.
-	for j89 := range 96 {
-		acc56 := gNetLayerNorm1Beta[j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[0][j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[1][j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[2][j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[3][j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[4][j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[5][j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[6][j89]
-		acc56 += rec85.gNetLayerNorm1BetaPartial[7][j89]
-		gNetLayerNorm1Beta[j89] = acc56
-	}
-	rec85.scratch = nil
-	ocannlCharLMBackwardPart84Records.Put(rec85)
-
 	// backprop of op 146 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g1 =+ g / v2; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec86 := ocannlCharLMBackwardPart85Records.Get()
 	rec86.scratch = scratch
 
 	// backprop of op 146 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered, with net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean recomputed recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec87 := ocannlCharLMBackwardPart86Records.Get()
 	rec87.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
 	rec87.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec86, rec87)
+	region.RunSeq(8, rec84, rec85, rec86, rec87)
+	*rec84 = ocannlCharLMBackwardPart83{}
+	ocannlCharLMBackwardPart83Records.Put(rec84)
+	// The 8 partial sums, added in part order.
+	for j95 := range 96 {
+		acc56 := gNetLayerNorm1Beta[j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[0][j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[1][j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[2][j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[3][j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[4][j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[5][j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[6][j95]
+		acc56 += rec85.gNetLayerNorm1BetaPartial[7][j95]
+		gNetLayerNorm1Beta[j95] = acc56
+	}
+	rec85.scratch = nil
+	ocannlCharLMBackwardPart84Records.Put(rec85)
 	*rec86 = ocannlCharLMBackwardPart85{}
 	ocannlCharLMBackwardPart85Records.Put(rec86)
 	*rec87 = ocannlCharLMBackwardPart86{}
@@ -11049,39 +10901,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 143 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean recomputed
-	// 8 parts of i0 on the pool.
-	rec88 := ocannlCharLMBackwardPart87Records.Get()
-	rec88.scratch = scratch
-	region.Run(rec88, 8)
-	// The 8 partial sums, added in part order.
-	for j93 := range 96 {
-		acc59 := gNetLayerNorm1Gamma[j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[0][j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[1][j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[2][j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[3][j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[4][j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[5][j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[6][j93]
-		acc59 += rec88.gNetLayerNorm1GammaPartial[7][j93]
-		gNetLayerNorm1Gamma[j93] = acc59
-	}
-	rec88.scratch = nil
-	ocannlCharLMBackwardPart87Records.Put(rec88)
-
-	// backprop of op 143 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec89 := ocannlCharLMBackwardPart88Records.Get()
-	rec89.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec89.scratch = scratch
-	region.Run(rec89, 8)
-	*rec89 = ocannlCharLMBackwardPart88{}
-	ocannlCharLMBackwardPart88Records.Put(rec89)
-
 	// backprop of op 142 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.17): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
@@ -11101,27 +10920,59 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
+	// backprop of op 143 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean recomputed
+	// 8 parts of i0 on the pool.
+	rec88 := ocannlCharLMBackwardPart87Records.Get()
+	rec88.scratch = scratch
+
+	// backprop of op 143 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec89 := ocannlCharLMBackwardPart88Records.Get()
+	rec89.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec89.scratch = scratch
+
 	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad, with net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec90 := ocannlCharLMBackwardPart89Records.Get()
 	rec90.scratch = scratch
-	region.Run(rec90, 8)
-	*rec90 = ocannlCharLMBackwardPart89{}
-	ocannlCharLMBackwardPart89Records.Put(rec90)
 
 	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad, with net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec91 := ocannlCharLMBackwardPart90Records.Get()
 	rec91.scratch = scratch
-	region.Run(rec91, 8)
-	*rec91 = ocannlCharLMBackwardPart90{}
-	ocannlCharLMBackwardPart90Records.Put(rec91)
 
 	// backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec92 := ocannlCharLMBackwardPart91Records.Get()
 	rec92.scratch = scratch
-	region.Run(rec92, 8)
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec88, rec89, rec90, rec91, rec92)
+	// The 8 partial sums, added in part order.
+	for j100 := range 96 {
+		acc59 := gNetLayerNorm1Gamma[j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[0][j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[1][j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[2][j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[3][j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[4][j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[5][j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[6][j100]
+		acc59 += rec88.gNetLayerNorm1GammaPartial[7][j100]
+		gNetLayerNorm1Gamma[j100] = acc59
+	}
+	rec88.scratch = nil
+	ocannlCharLMBackwardPart87Records.Put(rec88)
+	*rec89 = ocannlCharLMBackwardPart88{}
+	ocannlCharLMBackwardPart88Records.Put(rec89)
+	*rec90 = ocannlCharLMBackwardPart89{}
+	ocannlCharLMBackwardPart89Records.Put(rec90)
+	*rec91 = ocannlCharLMBackwardPart90{}
+	ocannlCharLMBackwardPart90Records.Put(rec91)
 	*rec92 = ocannlCharLMBackwardPart91{}
 	ocannlCharLMBackwardPart91Records.Put(rec92)
 
@@ -11168,17 +11019,17 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec95.scratch = scratch
 	region.Run(rec95, 8)
 	// The 8 partial sums, added in part order.
-	for j101 := range 96 {
-		acc62 := gNetBlock3Linear1B[j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[0][j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[1][j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[2][j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[3][j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[4][j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[5][j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[6][j101]
-		acc62 += rec95.gNetBlock3Linear1BPartial[7][j101]
-		gNetBlock3Linear1B[j101] = acc62
+	for j110 := range 96 {
+		acc62 := gNetBlock3Linear1B[j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[0][j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[1][j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[2][j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[3][j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[4][j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[5][j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[6][j110]
+		acc62 += rec95.gNetBlock3Linear1BPartial[7][j110]
+		gNetBlock3Linear1B[j110] = acc62
 	}
 	rec95.scratch = nil
 	ocannlCharLMBackwardPart94Records.Put(rec95)
@@ -11203,39 +11054,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec97 := ocannlCharLMBackwardPart96Records.Get()
 	rec97.pNetBlock3Linear1W = pNetBlock3Linear1W
 	rec97.scratch = scratch
-	region.Run(rec97, 8)
-	*rec97 = ocannlCharLMBackwardPart96{}
-	ocannlCharLMBackwardPart96Records.Put(rec97)
 
 	// backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#3.linear#1/x.2.grad, with _net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b recomputed
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_2_grad = [16][64][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec98 := ocannlCharLMBackwardPart97Records.Get()
 	rec98.pNetBlock3Linear2B = pNetBlock3Linear2B
 	rec98.scratch = scratch
-	region.Run(rec98, 8)
-	*rec98 = ocannlCharLMBackwardPart97{}
-	ocannlCharLMBackwardPart97Records.Put(rec98)
 
 	// backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g2 =+ g; g2 is net.block#3.linear#2.b.grad
 	// 8 parts of i0 on the pool.
 	rec99 := ocannlCharLMBackwardPart98Records.Get()
 	rec99.scratch = scratch
-	region.Run(rec99, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec97, rec98, rec99)
+	*rec97 = ocannlCharLMBackwardPart96{}
+	ocannlCharLMBackwardPart96Records.Put(rec97)
+	*rec98 = ocannlCharLMBackwardPart97{}
+	ocannlCharLMBackwardPart97Records.Put(rec98)
 	// The 8 partial sums, added in part order.
-	for j106 := range 384 {
-		acc65 := gNetBlock3Linear2B[j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[0][j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[1][j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[2][j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[3][j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[4][j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[5][j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[6][j106]
-		acc65 += rec99.gNetBlock3Linear2BPartial[7][j106]
-		gNetBlock3Linear2B[j106] = acc65
+	for j115 := range 384 {
+		acc65 := gNetBlock3Linear2B[j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[0][j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[1][j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[2][j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[3][j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[4][j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[5][j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[6][j115]
+		acc65 += rec99.gNetBlock3Linear2BPartial[7][j115]
+		gNetBlock3Linear2B[j115] = acc65
 	}
 	rec99.scratch = nil
 	ocannlCharLMBackwardPart98Records.Put(rec99)
@@ -11266,44 +11118,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec102 := ocannlCharLMBackwardPart101Records.Get()
 	rec102.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec101, rec102)
-	*rec101 = ocannlCharLMBackwardPart100{}
-	ocannlCharLMBackwardPart100Records.Put(rec101)
-	// The 8 partial sums, added in part order.
-	for j110 := range 96 {
-		acc68 := gNetBlock3LayerNorm2Beta[j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[0][j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[1][j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[2][j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[3][j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[4][j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[5][j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[6][j110]
-		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[7][j110]
-		gNetBlock3LayerNorm2Beta[j110] = acc68
-	}
-	rec102.scratch = nil
-	ocannlCharLMBackwardPart101Records.Put(rec102)
-
 	// backprop of op 128 (_net.block#3.linear#2/x.4 = pointwise "/." of _net.block#3.linear#2/x.1, _net.block#3.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#3.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_2_x_1_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec103 := ocannlCharLMBackwardPart102Records.Get()
 	rec103.scratch = scratch
 
 	// backprop of op 128 (_net.block#3.linear#2/x.4 = pointwise "/." of _net.block#3.linear#2/x.1, _net.block#3.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.linear#2/x.3.grad, with _net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered, with net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean recomputed recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec104 := ocannlCharLMBackwardPart103Records.Get()
 	rec104.pNetBlock3LayerNorm2Gamma = pNetBlock3LayerNorm2Gamma
 	rec104.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec103, rec104)
+	region.RunSeq(8, rec101, rec102, rec103, rec104)
+	*rec101 = ocannlCharLMBackwardPart100{}
+	ocannlCharLMBackwardPart100Records.Put(rec101)
+	// The 8 partial sums, added in part order.
+	for j119 := range 96 {
+		acc68 := gNetBlock3LayerNorm2Beta[j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[0][j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[1][j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[2][j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[3][j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[4][j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[5][j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[6][j119]
+		acc68 += rec102.gNetBlock3LayerNorm2BetaPartial[7][j119]
+		gNetBlock3LayerNorm2Beta[j119] = acc68
+	}
+	rec102.scratch = nil
+	ocannlCharLMBackwardPart101Records.Put(rec102)
 	*rec103 = ocannlCharLMBackwardPart102{}
 	ocannlCharLMBackwardPart102Records.Put(rec103)
 	*rec104 = ocannlCharLMBackwardPart103{}
@@ -11344,39 +11192,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2.gamma.grad, with net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean recomputed
-	// 8 parts of i0 on the pool.
-	rec105 := ocannlCharLMBackwardPart104Records.Get()
-	rec105.scratch = scratch
-	region.Run(rec105, 8)
-	// The 8 partial sums, added in part order.
-	for j114 := range 96 {
-		acc71 := gNetBlock3LayerNorm2Gamma[j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[0][j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[1][j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[2][j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[3][j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[4][j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[5][j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[6][j114]
-		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[7][j114]
-		gNetBlock3LayerNorm2Gamma[j114] = acc71
-	}
-	rec105.scratch = nil
-	ocannlCharLMBackwardPart104Records.Put(rec105)
-
-	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_layer_norm_2_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec106 := ocannlCharLMBackwardPart105Records.Get()
-	rec106.pNetBlock3LayerNorm2Gamma = pNetBlock3LayerNorm2Gamma
-	rec106.scratch = scratch
-	region.Run(rec106, 8)
-	*rec106 = ocannlCharLMBackwardPart105{}
-	ocannlCharLMBackwardPart105Records.Put(rec106)
-
 	// backprop of op 124 (net.block#3.layer_norm#2/var = pointwise "/." of _net.block#3.layer_norm#2/var.2, _dim_d.15): g1 =+ g / v2; g1 is _net.block#3.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
@@ -11396,35 +11211,64 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
+	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2.gamma.grad, with net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean recomputed
+	// 8 parts of i0 on the pool.
+	rec105 := ocannlCharLMBackwardPart104Records.Get()
+	rec105.scratch = scratch
+
+	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_3_layer_norm_2_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec106 := ocannlCharLMBackwardPart105Records.Get()
+	rec106.pNetBlock3LayerNorm2Gamma = pNetBlock3LayerNorm2Gamma
+	rec106.scratch = scratch
+
 	// backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2/centered.grad, with net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec107 := ocannlCharLMBackwardPart106Records.Get()
 	rec107.scratch = scratch
-	region.Run(rec107, 8)
-	*rec107 = ocannlCharLMBackwardPart106{}
-	ocannlCharLMBackwardPart106Records.Put(rec107)
 
 	// backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad, with net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec108 := ocannlCharLMBackwardPart107Records.Get()
 	rec108.scratch = scratch
-	region.Run(rec108, 8)
-	*rec108 = ocannlCharLMBackwardPart107{}
-	ocannlCharLMBackwardPart107Records.Put(rec108)
 
 	// backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g1 =+ g; g1 is net.block#3/x1.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec109 := ocannlCharLMBackwardPart108Records.Get()
 	rec109.scratch = scratch
 
 	// backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g2 =- g; g2 is net.block#3.layer_norm#2/mean.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec110 := ocannlCharLMBackwardPart109Records.Get()
 	rec110.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec109, rec110)
+	region.RunSeq(8, rec105, rec106, rec107, rec108, rec109, rec110)
+	// The 8 partial sums, added in part order.
+	for j124 := range 96 {
+		acc71 := gNetBlock3LayerNorm2Gamma[j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[0][j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[1][j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[2][j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[3][j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[4][j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[5][j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[6][j124]
+		acc71 += rec105.gNetBlock3LayerNorm2GammaPartial[7][j124]
+		gNetBlock3LayerNorm2Gamma[j124] = acc71
+	}
+	rec105.scratch = nil
+	ocannlCharLMBackwardPart104Records.Put(rec105)
+	*rec106 = ocannlCharLMBackwardPart105{}
+	ocannlCharLMBackwardPart105Records.Put(rec106)
+	*rec107 = ocannlCharLMBackwardPart106{}
+	ocannlCharLMBackwardPart106Records.Put(rec107)
+	*rec108 = ocannlCharLMBackwardPart107{}
+	ocannlCharLMBackwardPart107Records.Put(rec108)
 	*rec109 = ocannlCharLMBackwardPart108{}
 	ocannlCharLMBackwardPart108Records.Put(rec109)
 	*rec110 = ocannlCharLMBackwardPart109{}
@@ -11479,6 +11323,24 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec113 = ocannlCharLMBackwardPart112{}
 	ocannlCharLMBackwardPart112Records.Put(rec113)
 
+	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): net.block#3.masked_attention#1/m.argmax@110 = 64 (no winner yet)
+
+	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
+
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap32AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
+	} else {
+		for j143 := range 16 {
+			for j144 := range 64 {
+				for j145 := range 4 {
+					scratch.net_block_3_masked_attention_1_m_argmax_110[j143][j144][j145][0] = 64
+				}
+			}
+		}
+	}
+
 	// backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
@@ -11504,111 +11366,55 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec116 := ocannlCharLMBackwardPart115Records.Get()
 	rec116.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec114, rec115, rec116)
-	*rec114 = ocannlCharLMBackwardPart113{}
-	ocannlCharLMBackwardPart113Records.Put(rec114)
-	*rec115 = ocannlCharLMBackwardPart114{}
-	ocannlCharLMBackwardPart114Records.Put(rec115)
-	*rec116 = ocannlCharLMBackwardPart115{}
-	ocannlCharLMBackwardPart115Records.Put(rec116)
-
 	// backprop of op 114 (net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#3.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec117 := ocannlCharLMBackwardPart116Records.Get()
 	rec117.scratch = scratch
 
 	// backprop of op 114 (net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/attn.1.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec118 := ocannlCharLMBackwardPart117Records.Get()
 	rec118.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec117, rec118)
-	*rec117 = ocannlCharLMBackwardPart116{}
-	ocannlCharLMBackwardPart116Records.Put(rec117)
-	*rec118 = ocannlCharLMBackwardPart117{}
-	ocannlCharLMBackwardPart117Records.Put(rec118)
-
 	// backprop of op 113 (_net.block#3.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/ex): g1 =+ g; g1 is net.block#3.masked_attention#1/ex.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec119 := ocannlCharLMBackwardPart118Records.Get()
 	rec119.scratch = scratch
-	region.Run(rec119, 8)
-	*rec119 = ocannlCharLMBackwardPart118{}
-	ocannlCharLMBackwardPart118Records.Put(rec119)
 
 	// backprop of op 112 (net.block#3.masked_attention#1/ex = pointwise exp of _net.block#3.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#3.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec120 := ocannlCharLMBackwardPart119Records.Get()
 	rec120.scratch = scratch
-	region.Run(rec120, 8)
-	*rec120 = ocannlCharLMBackwardPart119{}
-	ocannlCharLMBackwardPart119Records.Put(rec120)
-
-	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): net.block#3.masked_attention#1/m.argmax@110 = 64 (no winner yet)
-
-	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
-
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
-	} else {
-		for j131 := range 16 {
-			for j132 := range 64 {
-				for j133 := range 4 {
-					scratch.net_block_3_masked_attention_1_m_argmax_110[j131][j132][j133][0] = 64
-				}
-			}
-		}
-	}
 
 	// backprop of op 111 (_net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m): g2 =- g; g2 is net.block#3.masked_attention#1/m.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec121 := ocannlCharLMBackwardPart120Records.Get()
 	rec121.scratch = scratch
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#3.masked_attention#1/m.argmax@110
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec122 := ocannlCharLMBackwardPart121Records.Get()
 	rec122.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec121, rec122)
-	*rec121 = ocannlCharLMBackwardPart120{}
-	ocannlCharLMBackwardPart120Records.Put(rec121)
-	*rec122 = ocannlCharLMBackwardPart121{}
-	ocannlCharLMBackwardPart121Records.Put(rec122)
-
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#3.masked_attention#1/masked.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec123 := ocannlCharLMBackwardPart122Records.Get()
 	rec123.scratch = scratch
-	region.Run(rec123, 8)
-	*rec123 = ocannlCharLMBackwardPart122{}
-	ocannlCharLMBackwardPart122Records.Put(rec123)
 
 	// backprop of op 108 (net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/scores.1.grad, with backprop of op 109 (net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8): g2 =+ where(v1, g, 0); g2 is net.block#3.masked_attention#1/scores.grad fused
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec124 := ocannlCharLMBackwardPart123Records.Get()
 	rec124.mask = mask
 	rec124.scratch = scratch
-	region.Run(rec124, 8)
-	*rec124 = ocannlCharLMBackwardPart123{}
-	ocannlCharLMBackwardPart123Records.Put(rec124)
 
 	// backprop of op 106 (_net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#3.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -11626,9 +11432,31 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec126 := ocannlCharLMBackwardPart125Records.Get()
 	rec126.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec125, rec126)
+	region.RunSeq(8, rec114, rec115, rec116, rec117, rec118, rec119, rec120, rec121, rec122, rec123, rec124, rec125, rec126)
+	*rec114 = ocannlCharLMBackwardPart113{}
+	ocannlCharLMBackwardPart113Records.Put(rec114)
+	*rec115 = ocannlCharLMBackwardPart114{}
+	ocannlCharLMBackwardPart114Records.Put(rec115)
+	*rec116 = ocannlCharLMBackwardPart115{}
+	ocannlCharLMBackwardPart115Records.Put(rec116)
+	*rec117 = ocannlCharLMBackwardPart116{}
+	ocannlCharLMBackwardPart116Records.Put(rec117)
+	*rec118 = ocannlCharLMBackwardPart117{}
+	ocannlCharLMBackwardPart117Records.Put(rec118)
+	*rec119 = ocannlCharLMBackwardPart118{}
+	ocannlCharLMBackwardPart118Records.Put(rec119)
+	*rec120 = ocannlCharLMBackwardPart119{}
+	ocannlCharLMBackwardPart119Records.Put(rec120)
+	*rec121 = ocannlCharLMBackwardPart120{}
+	ocannlCharLMBackwardPart120Records.Put(rec121)
+	*rec122 = ocannlCharLMBackwardPart121{}
+	ocannlCharLMBackwardPart121Records.Put(rec122)
+	*rec123 = ocannlCharLMBackwardPart122{}
+	ocannlCharLMBackwardPart122Records.Put(rec123)
+	*rec124 = ocannlCharLMBackwardPart123{}
+	ocannlCharLMBackwardPart123Records.Put(rec124)
 	*rec125 = ocannlCharLMBackwardPart124{}
 	ocannlCharLMBackwardPart124Records.Put(rec125)
 	*rec126 = ocannlCharLMBackwardPart125{}
@@ -11702,44 +11530,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec133 := ocannlCharLMBackwardPart132Records.Get()
 	rec133.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec132, rec133)
-	*rec132 = ocannlCharLMBackwardPart131{}
-	ocannlCharLMBackwardPart131Records.Put(rec132)
-	// The 8 partial sums, added in part order.
-	for j146 := range 96 {
-		acc82 := gNetBlock3LayerNorm1Beta[j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[0][j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[1][j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[2][j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[3][j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[4][j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[5][j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[6][j146]
-		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[7][j146]
-		gNetBlock3LayerNorm1Beta[j146] = acc82
-	}
-	rec133.scratch = nil
-	ocannlCharLMBackwardPart132Records.Put(rec133)
-
 	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec134 := ocannlCharLMBackwardPart133Records.Get()
 	rec134.scratch = scratch
 
 	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/x.3.grad, with _net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered, with net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean recomputed recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec135 := ocannlCharLMBackwardPart134Records.Get()
 	rec135.pNetBlock3LayerNorm1Gamma = pNetBlock3LayerNorm1Gamma
 	rec135.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec134, rec135)
+	region.RunSeq(8, rec132, rec133, rec134, rec135)
+	*rec132 = ocannlCharLMBackwardPart131{}
+	ocannlCharLMBackwardPart131Records.Put(rec132)
+	// The 8 partial sums, added in part order.
+	for j158 := range 96 {
+		acc82 := gNetBlock3LayerNorm1Beta[j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[0][j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[1][j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[2][j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[3][j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[4][j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[5][j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[6][j158]
+		acc82 += rec133.gNetBlock3LayerNorm1BetaPartial[7][j158]
+		gNetBlock3LayerNorm1Beta[j158] = acc82
+	}
+	rec133.scratch = nil
+	ocannlCharLMBackwardPart132Records.Put(rec133)
 	*rec134 = ocannlCharLMBackwardPart133{}
 	ocannlCharLMBackwardPart133Records.Put(rec134)
 	*rec135 = ocannlCharLMBackwardPart134{}
@@ -11780,39 +11604,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1.gamma.grad, with net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean recomputed
-	// 8 parts of i0 on the pool.
-	rec136 := ocannlCharLMBackwardPart135Records.Get()
-	rec136.scratch = scratch
-	region.Run(rec136, 8)
-	// The 8 partial sums, added in part order.
-	for j150 := range 96 {
-		acc85 := gNetBlock3LayerNorm1Gamma[j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[0][j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[1][j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[2][j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[3][j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[4][j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[5][j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[6][j150]
-		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[7][j150]
-		gNetBlock3LayerNorm1Gamma[j150] = acc85
-	}
-	rec136.scratch = nil
-	ocannlCharLMBackwardPart135Records.Put(rec136)
-
-	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec137 := ocannlCharLMBackwardPart136Records.Get()
-	rec137.pNetBlock3LayerNorm1Gamma = pNetBlock3LayerNorm1Gamma
-	rec137.scratch = scratch
-	region.Run(rec137, 8)
-	*rec137 = ocannlCharLMBackwardPart136{}
-	ocannlCharLMBackwardPart136Records.Put(rec137)
-
 	// backprop of op 97 (net.block#3.layer_norm#1/var = pointwise "/." of _net.block#3.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.block#3.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
@@ -11832,35 +11623,64 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
+	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1.gamma.grad, with net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean recomputed
+	// 8 parts of i0 on the pool.
+	rec136 := ocannlCharLMBackwardPart135Records.Get()
+	rec136.scratch = scratch
+
+	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_3_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec137 := ocannlCharLMBackwardPart136Records.Get()
+	rec137.pNetBlock3LayerNorm1Gamma = pNetBlock3LayerNorm1Gamma
+	rec137.scratch = scratch
+
 	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1/centered.grad, with net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec138 := ocannlCharLMBackwardPart137Records.Get()
 	rec138.scratch = scratch
-	region.Run(rec138, 8)
-	*rec138 = ocannlCharLMBackwardPart137{}
-	ocannlCharLMBackwardPart137Records.Put(rec138)
 
 	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad, with net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec139 := ocannlCharLMBackwardPart138Records.Get()
 	rec139.scratch = scratch
-	region.Run(rec139, 8)
-	*rec139 = ocannlCharLMBackwardPart138{}
-	ocannlCharLMBackwardPart138Records.Put(rec139)
 
 	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec140 := ocannlCharLMBackwardPart139Records.Get()
 	rec140.scratch = scratch
 
 	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g2 =- g; g2 is net.block#3.layer_norm#1/mean.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec141 := ocannlCharLMBackwardPart140Records.Get()
 	rec141.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec140, rec141)
+	region.RunSeq(8, rec136, rec137, rec138, rec139, rec140, rec141)
+	// The 8 partial sums, added in part order.
+	for j163 := range 96 {
+		acc85 := gNetBlock3LayerNorm1Gamma[j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[0][j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[1][j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[2][j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[3][j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[4][j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[5][j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[6][j163]
+		acc85 += rec136.gNetBlock3LayerNorm1GammaPartial[7][j163]
+		gNetBlock3LayerNorm1Gamma[j163] = acc85
+	}
+	rec136.scratch = nil
+	ocannlCharLMBackwardPart135Records.Put(rec136)
+	*rec137 = ocannlCharLMBackwardPart136{}
+	ocannlCharLMBackwardPart136Records.Put(rec137)
+	*rec138 = ocannlCharLMBackwardPart137{}
+	ocannlCharLMBackwardPart137Records.Put(rec138)
+	*rec139 = ocannlCharLMBackwardPart138{}
+	ocannlCharLMBackwardPart138Records.Put(rec139)
 	*rec140 = ocannlCharLMBackwardPart139{}
 	ocannlCharLMBackwardPart139Records.Put(rec140)
 	*rec141 = ocannlCharLMBackwardPart140{}
@@ -11909,17 +11729,17 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec144.scratch = scratch
 	region.Run(rec144, 8)
 	// The 8 partial sums, added in part order.
-	for j159 := range 96 {
-		acc88 := gNetBlock2Linear1B[j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[0][j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[1][j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[2][j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[3][j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[4][j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[5][j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[6][j159]
-		acc88 += rec144.gNetBlock2Linear1BPartial[7][j159]
-		gNetBlock2Linear1B[j159] = acc88
+	for j174 := range 96 {
+		acc88 := gNetBlock2Linear1B[j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[0][j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[1][j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[2][j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[3][j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[4][j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[5][j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[6][j174]
+		acc88 += rec144.gNetBlock2Linear1BPartial[7][j174]
+		gNetBlock2Linear1B[j174] = acc88
 	}
 	rec144.scratch = nil
 	ocannlCharLMBackwardPart143Records.Put(rec144)
@@ -11944,39 +11764,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec146 := ocannlCharLMBackwardPart145Records.Get()
 	rec146.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec146.scratch = scratch
-	region.Run(rec146, 8)
-	*rec146 = ocannlCharLMBackwardPart145{}
-	ocannlCharLMBackwardPart145Records.Put(rec146)
 
 	// backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#2.linear#1/x.2.grad, with _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b recomputed
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [16][64][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec147 := ocannlCharLMBackwardPart146Records.Get()
 	rec147.pNetBlock2Linear2B = pNetBlock2Linear2B
 	rec147.scratch = scratch
-	region.Run(rec147, 8)
-	*rec147 = ocannlCharLMBackwardPart146{}
-	ocannlCharLMBackwardPart146Records.Put(rec147)
 
 	// backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g2 =+ g; g2 is net.block#2.linear#2.b.grad
 	// 8 parts of i0 on the pool.
 	rec148 := ocannlCharLMBackwardPart147Records.Get()
 	rec148.scratch = scratch
-	region.Run(rec148, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec146, rec147, rec148)
+	*rec146 = ocannlCharLMBackwardPart145{}
+	ocannlCharLMBackwardPart145Records.Put(rec146)
+	*rec147 = ocannlCharLMBackwardPart146{}
+	ocannlCharLMBackwardPart146Records.Put(rec147)
 	// The 8 partial sums, added in part order.
-	for j164 := range 384 {
-		acc91 := gNetBlock2Linear2B[j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[0][j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[1][j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[2][j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[3][j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[4][j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[5][j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[6][j164]
-		acc91 += rec148.gNetBlock2Linear2BPartial[7][j164]
-		gNetBlock2Linear2B[j164] = acc91
+	for j179 := range 384 {
+		acc91 := gNetBlock2Linear2B[j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[0][j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[1][j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[2][j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[3][j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[4][j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[5][j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[6][j179]
+		acc91 += rec148.gNetBlock2Linear2BPartial[7][j179]
+		gNetBlock2Linear2B[j179] = acc91
 	}
 	rec148.scratch = nil
 	ocannlCharLMBackwardPart147Records.Put(rec148)
@@ -12007,44 +11828,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec151 := ocannlCharLMBackwardPart150Records.Get()
 	rec151.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec150, rec151)
-	*rec150 = ocannlCharLMBackwardPart149{}
-	ocannlCharLMBackwardPart149Records.Put(rec150)
-	// The 8 partial sums, added in part order.
-	for j168 := range 96 {
-		acc94 := gNetBlock2LayerNorm2Beta[j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[0][j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[1][j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[2][j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[3][j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[4][j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[5][j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[6][j168]
-		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[7][j168]
-		gNetBlock2LayerNorm2Beta[j168] = acc94
-	}
-	rec151.scratch = nil
-	ocannlCharLMBackwardPart150Records.Put(rec151)
-
 	// backprop of op 83 (_net.block#2.linear#2/x.4 = pointwise "/." of _net.block#2.linear#2/x.1, _net.block#2.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#2.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_2_x_1_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec152 := ocannlCharLMBackwardPart151Records.Get()
 	rec152.scratch = scratch
 
 	// backprop of op 83 (_net.block#2.linear#2/x.4 = pointwise "/." of _net.block#2.linear#2/x.1, _net.block#2.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.linear#2/x.3.grad, with _net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered, with net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean recomputed recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec153 := ocannlCharLMBackwardPart152Records.Get()
 	rec153.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
 	rec153.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec152, rec153)
+	region.RunSeq(8, rec150, rec151, rec152, rec153)
+	*rec150 = ocannlCharLMBackwardPart149{}
+	ocannlCharLMBackwardPart149Records.Put(rec150)
+	// The 8 partial sums, added in part order.
+	for j183 := range 96 {
+		acc94 := gNetBlock2LayerNorm2Beta[j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[0][j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[1][j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[2][j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[3][j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[4][j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[5][j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[6][j183]
+		acc94 += rec151.gNetBlock2LayerNorm2BetaPartial[7][j183]
+		gNetBlock2LayerNorm2Beta[j183] = acc94
+	}
+	rec151.scratch = nil
+	ocannlCharLMBackwardPart150Records.Put(rec151)
 	*rec152 = ocannlCharLMBackwardPart151{}
 	ocannlCharLMBackwardPart151Records.Put(rec152)
 	*rec153 = ocannlCharLMBackwardPart152{}
@@ -12085,39 +11902,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad, with net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean recomputed
-	// 8 parts of i0 on the pool.
-	rec154 := ocannlCharLMBackwardPart153Records.Get()
-	rec154.scratch = scratch
-	region.Run(rec154, 8)
-	// The 8 partial sums, added in part order.
-	for j172 := range 96 {
-		acc97 := gNetBlock2LayerNorm2Gamma[j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[0][j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[1][j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[2][j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[3][j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[4][j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[5][j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[6][j172]
-		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[7][j172]
-		gNetBlock2LayerNorm2Gamma[j172] = acc97
-	}
-	rec154.scratch = nil
-	ocannlCharLMBackwardPart153Records.Put(rec154)
-
-	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_2_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec155 := ocannlCharLMBackwardPart154Records.Get()
-	rec155.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
-	rec155.scratch = scratch
-	region.Run(rec155, 8)
-	*rec155 = ocannlCharLMBackwardPart154{}
-	ocannlCharLMBackwardPart154Records.Put(rec155)
-
 	// backprop of op 79 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
@@ -12137,35 +11921,64 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
+	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad, with net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean recomputed
+	// 8 parts of i0 on the pool.
+	rec154 := ocannlCharLMBackwardPart153Records.Get()
+	rec154.scratch = scratch
+
+	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_layer_norm_2_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec155 := ocannlCharLMBackwardPart154Records.Get()
+	rec155.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec155.scratch = scratch
+
 	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad, with net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec156 := ocannlCharLMBackwardPart155Records.Get()
 	rec156.scratch = scratch
-	region.Run(rec156, 8)
-	*rec156 = ocannlCharLMBackwardPart155{}
-	ocannlCharLMBackwardPart155Records.Put(rec156)
 
 	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad, with net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec157 := ocannlCharLMBackwardPart156Records.Get()
 	rec157.scratch = scratch
-	region.Run(rec157, 8)
-	*rec157 = ocannlCharLMBackwardPart156{}
-	ocannlCharLMBackwardPart156Records.Put(rec157)
 
 	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec158 := ocannlCharLMBackwardPart157Records.Get()
 	rec158.scratch = scratch
 
 	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec159 := ocannlCharLMBackwardPart158Records.Get()
 	rec159.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec158, rec159)
+	region.RunSeq(8, rec154, rec155, rec156, rec157, rec158, rec159)
+	// The 8 partial sums, added in part order.
+	for j188 := range 96 {
+		acc97 := gNetBlock2LayerNorm2Gamma[j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[0][j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[1][j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[2][j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[3][j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[4][j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[5][j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[6][j188]
+		acc97 += rec154.gNetBlock2LayerNorm2GammaPartial[7][j188]
+		gNetBlock2LayerNorm2Gamma[j188] = acc97
+	}
+	rec154.scratch = nil
+	ocannlCharLMBackwardPart153Records.Put(rec154)
+	*rec155 = ocannlCharLMBackwardPart154{}
+	ocannlCharLMBackwardPart154Records.Put(rec155)
+	*rec156 = ocannlCharLMBackwardPart155{}
+	ocannlCharLMBackwardPart155Records.Put(rec156)
+	*rec157 = ocannlCharLMBackwardPart156{}
+	ocannlCharLMBackwardPart156Records.Put(rec157)
 	*rec158 = ocannlCharLMBackwardPart157{}
 	ocannlCharLMBackwardPart157Records.Put(rec158)
 	*rec159 = ocannlCharLMBackwardPart158{}
@@ -12220,6 +12033,24 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec162 = ocannlCharLMBackwardPart161{}
 	ocannlCharLMBackwardPart161Records.Put(rec162)
 
+	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@65 = 64 (no winner yet)
+
+	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
+
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap32AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
+	} else {
+		for j207 := range 16 {
+			for j208 := range 64 {
+				for j209 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_65[j207][j208][j209][0] = 64
+				}
+			}
+		}
+	}
+
 	// backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
@@ -12245,111 +12076,55 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec165 := ocannlCharLMBackwardPart164Records.Get()
 	rec165.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec163, rec164, rec165)
-	*rec163 = ocannlCharLMBackwardPart162{}
-	ocannlCharLMBackwardPart162Records.Put(rec163)
-	*rec164 = ocannlCharLMBackwardPart163{}
-	ocannlCharLMBackwardPart163Records.Put(rec164)
-	*rec165 = ocannlCharLMBackwardPart164{}
-	ocannlCharLMBackwardPart164Records.Put(rec165)
-
 	// backprop of op 69 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec166 := ocannlCharLMBackwardPart165Records.Get()
 	rec166.scratch = scratch
 
 	// backprop of op 69 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec167 := ocannlCharLMBackwardPart166Records.Get()
 	rec167.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec166, rec167)
-	*rec166 = ocannlCharLMBackwardPart165{}
-	ocannlCharLMBackwardPart165Records.Put(rec166)
-	*rec167 = ocannlCharLMBackwardPart166{}
-	ocannlCharLMBackwardPart166Records.Put(rec167)
-
 	// backprop of op 68 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec168 := ocannlCharLMBackwardPart167Records.Get()
 	rec168.scratch = scratch
-	region.Run(rec168, 8)
-	*rec168 = ocannlCharLMBackwardPart167{}
-	ocannlCharLMBackwardPart167Records.Put(rec168)
 
 	// backprop of op 67 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec169 := ocannlCharLMBackwardPart168Records.Get()
 	rec169.scratch = scratch
-	region.Run(rec169, 8)
-	*rec169 = ocannlCharLMBackwardPart168{}
-	ocannlCharLMBackwardPart168Records.Put(rec169)
-
-	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@65 = 64 (no winner yet)
-
-	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
-
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
-	} else {
-		for j189 := range 16 {
-			for j190 := range 64 {
-				for j191 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_65[j189][j190][j191][0] = 64
-				}
-			}
-		}
-	}
 
 	// backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec170 := ocannlCharLMBackwardPart169Records.Get()
 	rec170.scratch = scratch
 
 	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#2.masked_attention#1/m.argmax@65
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec171 := ocannlCharLMBackwardPart170Records.Get()
 	rec171.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec170, rec171)
-	*rec170 = ocannlCharLMBackwardPart169{}
-	ocannlCharLMBackwardPart169Records.Put(rec170)
-	*rec171 = ocannlCharLMBackwardPart170{}
-	ocannlCharLMBackwardPart170Records.Put(rec171)
-
 	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec172 := ocannlCharLMBackwardPart171Records.Get()
 	rec172.scratch = scratch
-	region.Run(rec172, 8)
-	*rec172 = ocannlCharLMBackwardPart171{}
-	ocannlCharLMBackwardPart171Records.Put(rec172)
 
 	// backprop of op 63 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad, with backprop of op 64 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad fused
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec173 := ocannlCharLMBackwardPart172Records.Get()
 	rec173.mask = mask
 	rec173.scratch = scratch
-	region.Run(rec173, 8)
-	*rec173 = ocannlCharLMBackwardPart172{}
-	ocannlCharLMBackwardPart172Records.Put(rec173)
 
 	// backprop of op 61 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -12367,9 +12142,31 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec175 := ocannlCharLMBackwardPart174Records.Get()
 	rec175.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec174, rec175)
+	region.RunSeq(8, rec163, rec164, rec165, rec166, rec167, rec168, rec169, rec170, rec171, rec172, rec173, rec174, rec175)
+	*rec163 = ocannlCharLMBackwardPart162{}
+	ocannlCharLMBackwardPart162Records.Put(rec163)
+	*rec164 = ocannlCharLMBackwardPart163{}
+	ocannlCharLMBackwardPart163Records.Put(rec164)
+	*rec165 = ocannlCharLMBackwardPart164{}
+	ocannlCharLMBackwardPart164Records.Put(rec165)
+	*rec166 = ocannlCharLMBackwardPart165{}
+	ocannlCharLMBackwardPart165Records.Put(rec166)
+	*rec167 = ocannlCharLMBackwardPart166{}
+	ocannlCharLMBackwardPart166Records.Put(rec167)
+	*rec168 = ocannlCharLMBackwardPart167{}
+	ocannlCharLMBackwardPart167Records.Put(rec168)
+	*rec169 = ocannlCharLMBackwardPart168{}
+	ocannlCharLMBackwardPart168Records.Put(rec169)
+	*rec170 = ocannlCharLMBackwardPart169{}
+	ocannlCharLMBackwardPart169Records.Put(rec170)
+	*rec171 = ocannlCharLMBackwardPart170{}
+	ocannlCharLMBackwardPart170Records.Put(rec171)
+	*rec172 = ocannlCharLMBackwardPart171{}
+	ocannlCharLMBackwardPart171Records.Put(rec172)
+	*rec173 = ocannlCharLMBackwardPart172{}
+	ocannlCharLMBackwardPart172Records.Put(rec173)
 	*rec174 = ocannlCharLMBackwardPart173{}
 	ocannlCharLMBackwardPart173Records.Put(rec174)
 	*rec175 = ocannlCharLMBackwardPart174{}
@@ -12443,44 +12240,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec182 := ocannlCharLMBackwardPart181Records.Get()
 	rec182.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec181, rec182)
-	*rec181 = ocannlCharLMBackwardPart180{}
-	ocannlCharLMBackwardPart180Records.Put(rec181)
-	// The 8 partial sums, added in part order.
-	for j204 := range 96 {
-		acc108 := gNetBlock2LayerNorm1Beta[j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[0][j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[1][j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[2][j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[3][j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[4][j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[5][j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[6][j204]
-		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[7][j204]
-		gNetBlock2LayerNorm1Beta[j204] = acc108
-	}
-	rec182.scratch = nil
-	ocannlCharLMBackwardPart181Records.Put(rec182)
-
 	// backprop of op 56 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec183 := ocannlCharLMBackwardPart182Records.Get()
 	rec183.scratch = scratch
 
 	// backprop of op 56 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad, with _net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered, with net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean recomputed recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec184 := ocannlCharLMBackwardPart183Records.Get()
 	rec184.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
 	rec184.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec183, rec184)
+	region.RunSeq(8, rec181, rec182, rec183, rec184)
+	*rec181 = ocannlCharLMBackwardPart180{}
+	ocannlCharLMBackwardPart180Records.Put(rec181)
+	// The 8 partial sums, added in part order.
+	for j222 := range 96 {
+		acc108 := gNetBlock2LayerNorm1Beta[j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[0][j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[1][j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[2][j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[3][j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[4][j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[5][j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[6][j222]
+		acc108 += rec182.gNetBlock2LayerNorm1BetaPartial[7][j222]
+		gNetBlock2LayerNorm1Beta[j222] = acc108
+	}
+	rec182.scratch = nil
+	ocannlCharLMBackwardPart181Records.Put(rec182)
 	*rec183 = ocannlCharLMBackwardPart182{}
 	ocannlCharLMBackwardPart182Records.Put(rec183)
 	*rec184 = ocannlCharLMBackwardPart183{}
@@ -12521,39 +12314,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad, with net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean recomputed
-	// 8 parts of i0 on the pool.
-	rec185 := ocannlCharLMBackwardPart184Records.Get()
-	rec185.scratch = scratch
-	region.Run(rec185, 8)
-	// The 8 partial sums, added in part order.
-	for j208 := range 96 {
-		acc111 := gNetBlock2LayerNorm1Gamma[j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[0][j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[1][j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[2][j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[3][j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[4][j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[5][j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[6][j208]
-		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[7][j208]
-		gNetBlock2LayerNorm1Gamma[j208] = acc111
-	}
-	rec185.scratch = nil
-	ocannlCharLMBackwardPart184Records.Put(rec185)
-
-	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec186 := ocannlCharLMBackwardPart185Records.Get()
-	rec186.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec186.scratch = scratch
-	region.Run(rec186, 8)
-	*rec186 = ocannlCharLMBackwardPart185{}
-	ocannlCharLMBackwardPart185Records.Put(rec186)
-
 	// backprop of op 52 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
@@ -12573,35 +12333,64 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
+	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad, with net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean recomputed
+	// 8 parts of i0 on the pool.
+	rec185 := ocannlCharLMBackwardPart184Records.Get()
+	rec185.scratch = scratch
+
+	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec186 := ocannlCharLMBackwardPart185Records.Get()
+	rec186.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec186.scratch = scratch
+
 	// backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad, with net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec187 := ocannlCharLMBackwardPart186Records.Get()
 	rec187.scratch = scratch
-	region.Run(rec187, 8)
-	*rec187 = ocannlCharLMBackwardPart186{}
-	ocannlCharLMBackwardPart186Records.Put(rec187)
 
 	// backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad, with net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec188 := ocannlCharLMBackwardPart187Records.Get()
 	rec188.scratch = scratch
-	region.Run(rec188, 8)
-	*rec188 = ocannlCharLMBackwardPart187{}
-	ocannlCharLMBackwardPart187Records.Put(rec188)
 
 	// backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec189 := ocannlCharLMBackwardPart188Records.Get()
 	rec189.scratch = scratch
 
 	// backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec190 := ocannlCharLMBackwardPart189Records.Get()
 	rec190.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec189, rec190)
+	region.RunSeq(8, rec185, rec186, rec187, rec188, rec189, rec190)
+	// The 8 partial sums, added in part order.
+	for j227 := range 96 {
+		acc111 := gNetBlock2LayerNorm1Gamma[j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[0][j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[1][j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[2][j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[3][j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[4][j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[5][j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[6][j227]
+		acc111 += rec185.gNetBlock2LayerNorm1GammaPartial[7][j227]
+		gNetBlock2LayerNorm1Gamma[j227] = acc111
+	}
+	rec185.scratch = nil
+	ocannlCharLMBackwardPart184Records.Put(rec185)
+	*rec186 = ocannlCharLMBackwardPart185{}
+	ocannlCharLMBackwardPart185Records.Put(rec186)
+	*rec187 = ocannlCharLMBackwardPart186{}
+	ocannlCharLMBackwardPart186Records.Put(rec187)
+	*rec188 = ocannlCharLMBackwardPart187{}
+	ocannlCharLMBackwardPart187Records.Put(rec188)
 	*rec189 = ocannlCharLMBackwardPart188{}
 	ocannlCharLMBackwardPart188Records.Put(rec189)
 	*rec190 = ocannlCharLMBackwardPart189{}
@@ -12650,17 +12439,17 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec193.scratch = scratch
 	region.Run(rec193, 8)
 	// The 8 partial sums, added in part order.
-	for j217 := range 96 {
-		acc114 := gNetBlock1Linear1B[j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[0][j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[1][j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[2][j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[3][j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[4][j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[5][j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[6][j217]
-		acc114 += rec193.gNetBlock1Linear1BPartial[7][j217]
-		gNetBlock1Linear1B[j217] = acc114
+	for j238 := range 96 {
+		acc114 := gNetBlock1Linear1B[j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[0][j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[1][j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[2][j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[3][j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[4][j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[5][j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[6][j238]
+		acc114 += rec193.gNetBlock1Linear1BPartial[7][j238]
+		gNetBlock1Linear1B[j238] = acc114
 	}
 	rec193.scratch = nil
 	ocannlCharLMBackwardPart192Records.Put(rec193)
@@ -12685,39 +12474,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec195 := ocannlCharLMBackwardPart194Records.Get()
 	rec195.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec195.scratch = scratch
-	region.Run(rec195, 8)
-	*rec195 = ocannlCharLMBackwardPart194{}
-	ocannlCharLMBackwardPart194Records.Put(rec195)
 
 	// backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#1.linear#1/x.2.grad, with _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b recomputed
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [16][64][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec196 := ocannlCharLMBackwardPart195Records.Get()
 	rec196.pNetBlock1Linear2B = pNetBlock1Linear2B
 	rec196.scratch = scratch
-	region.Run(rec196, 8)
-	*rec196 = ocannlCharLMBackwardPart195{}
-	ocannlCharLMBackwardPart195Records.Put(rec196)
 
 	// backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g2 =+ g; g2 is net.block#1.linear#2.b.grad
 	// 8 parts of i0 on the pool.
 	rec197 := ocannlCharLMBackwardPart196Records.Get()
 	rec197.scratch = scratch
-	region.Run(rec197, 8)
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec195, rec196, rec197)
+	*rec195 = ocannlCharLMBackwardPart194{}
+	ocannlCharLMBackwardPart194Records.Put(rec195)
+	*rec196 = ocannlCharLMBackwardPart195{}
+	ocannlCharLMBackwardPart195Records.Put(rec196)
 	// The 8 partial sums, added in part order.
-	for j222 := range 384 {
-		acc117 := gNetBlock1Linear2B[j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[0][j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[1][j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[2][j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[3][j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[4][j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[5][j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[6][j222]
-		acc117 += rec197.gNetBlock1Linear2BPartial[7][j222]
-		gNetBlock1Linear2B[j222] = acc117
+	for j243 := range 384 {
+		acc117 := gNetBlock1Linear2B[j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[0][j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[1][j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[2][j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[3][j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[4][j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[5][j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[6][j243]
+		acc117 += rec197.gNetBlock1Linear2BPartial[7][j243]
+		gNetBlock1Linear2B[j243] = acc117
 	}
 	rec197.scratch = nil
 	ocannlCharLMBackwardPart196Records.Put(rec197)
@@ -12748,44 +12538,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec200 := ocannlCharLMBackwardPart199Records.Get()
 	rec200.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec199, rec200)
-	*rec199 = ocannlCharLMBackwardPart198{}
-	ocannlCharLMBackwardPart198Records.Put(rec199)
-	// The 8 partial sums, added in part order.
-	for j226 := range 96 {
-		acc120 := gNetBlock1LayerNorm2Beta[j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[0][j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[1][j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[2][j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[3][j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[4][j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[5][j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[6][j226]
-		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[7][j226]
-		gNetBlock1LayerNorm2Beta[j226] = acc120
-	}
-	rec200.scratch = nil
-	ocannlCharLMBackwardPart199Records.Put(rec200)
-
 	// backprop of op 38 (_net.block#1.linear#2/x.4 = pointwise "/." of _net.block#1.linear#2/x.1, _net.block#1.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#1.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_2_x_1_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec201 := ocannlCharLMBackwardPart200Records.Get()
 	rec201.scratch = scratch
 
 	// backprop of op 38 (_net.block#1.linear#2/x.4 = pointwise "/." of _net.block#1.linear#2/x.1, _net.block#1.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.linear#2/x.3.grad, with _net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered, with net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean recomputed recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec202 := ocannlCharLMBackwardPart201Records.Get()
 	rec202.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
 	rec202.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec201, rec202)
+	region.RunSeq(8, rec199, rec200, rec201, rec202)
+	*rec199 = ocannlCharLMBackwardPart198{}
+	ocannlCharLMBackwardPart198Records.Put(rec199)
+	// The 8 partial sums, added in part order.
+	for j247 := range 96 {
+		acc120 := gNetBlock1LayerNorm2Beta[j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[0][j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[1][j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[2][j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[3][j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[4][j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[5][j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[6][j247]
+		acc120 += rec200.gNetBlock1LayerNorm2BetaPartial[7][j247]
+		gNetBlock1LayerNorm2Beta[j247] = acc120
+	}
+	rec200.scratch = nil
+	ocannlCharLMBackwardPart199Records.Put(rec200)
 	*rec201 = ocannlCharLMBackwardPart200{}
 	ocannlCharLMBackwardPart200Records.Put(rec201)
 	*rec202 = ocannlCharLMBackwardPart201{}
@@ -12826,39 +12612,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad, with net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean recomputed
-	// 8 parts of i0 on the pool.
-	rec203 := ocannlCharLMBackwardPart202Records.Get()
-	rec203.scratch = scratch
-	region.Run(rec203, 8)
-	// The 8 partial sums, added in part order.
-	for j230 := range 96 {
-		acc123 := gNetBlock1LayerNorm2Gamma[j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[0][j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[1][j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[2][j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[3][j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[4][j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[5][j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[6][j230]
-		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[7][j230]
-		gNetBlock1LayerNorm2Gamma[j230] = acc123
-	}
-	rec203.scratch = nil
-	ocannlCharLMBackwardPart202Records.Put(rec203)
-
-	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_2_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec204 := ocannlCharLMBackwardPart203Records.Get()
-	rec204.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec204.scratch = scratch
-	region.Run(rec204, 8)
-	*rec204 = ocannlCharLMBackwardPart203{}
-	ocannlCharLMBackwardPart203Records.Put(rec204)
-
 	// backprop of op 34 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
@@ -12878,35 +12631,64 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
+	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad, with net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean recomputed
+	// 8 parts of i0 on the pool.
+	rec203 := ocannlCharLMBackwardPart202Records.Get()
+	rec203.scratch = scratch
+
+	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_1_layer_norm_2_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec204 := ocannlCharLMBackwardPart203Records.Get()
+	rec204.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec204.scratch = scratch
+
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad, with net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec205 := ocannlCharLMBackwardPart204Records.Get()
 	rec205.scratch = scratch
-	region.Run(rec205, 8)
-	*rec205 = ocannlCharLMBackwardPart204{}
-	ocannlCharLMBackwardPart204Records.Put(rec205)
 
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad, with net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec206 := ocannlCharLMBackwardPart205Records.Get()
 	rec206.scratch = scratch
-	region.Run(rec206, 8)
-	*rec206 = ocannlCharLMBackwardPart205{}
-	ocannlCharLMBackwardPart205Records.Put(rec206)
 
 	// backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec207 := ocannlCharLMBackwardPart206Records.Get()
 	rec207.scratch = scratch
 
 	// backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec208 := ocannlCharLMBackwardPart207Records.Get()
 	rec208.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec207, rec208)
+	region.RunSeq(8, rec203, rec204, rec205, rec206, rec207, rec208)
+	// The 8 partial sums, added in part order.
+	for j252 := range 96 {
+		acc123 := gNetBlock1LayerNorm2Gamma[j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[0][j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[1][j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[2][j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[3][j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[4][j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[5][j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[6][j252]
+		acc123 += rec203.gNetBlock1LayerNorm2GammaPartial[7][j252]
+		gNetBlock1LayerNorm2Gamma[j252] = acc123
+	}
+	rec203.scratch = nil
+	ocannlCharLMBackwardPart202Records.Put(rec203)
+	*rec204 = ocannlCharLMBackwardPart203{}
+	ocannlCharLMBackwardPart203Records.Put(rec204)
+	*rec205 = ocannlCharLMBackwardPart204{}
+	ocannlCharLMBackwardPart204Records.Put(rec205)
+	*rec206 = ocannlCharLMBackwardPart205{}
+	ocannlCharLMBackwardPart205Records.Put(rec206)
 	*rec207 = ocannlCharLMBackwardPart206{}
 	ocannlCharLMBackwardPart206Records.Put(rec207)
 	*rec208 = ocannlCharLMBackwardPart207{}
@@ -12961,6 +12743,24 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec211 = ocannlCharLMBackwardPart210{}
 	ocannlCharLMBackwardPart210Records.Put(rec211)
 
+	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 64 (no winner yet)
+
+	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
+
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap32AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+	} else {
+		for j271 := range 16 {
+			for j272 := range 64 {
+				for j273 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j271][j272][j273][0] = 64
+				}
+			}
+		}
+	}
+
 	// backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
@@ -12986,111 +12786,55 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec214 := ocannlCharLMBackwardPart213Records.Get()
 	rec214.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec212, rec213, rec214)
-	*rec212 = ocannlCharLMBackwardPart211{}
-	ocannlCharLMBackwardPart211Records.Put(rec212)
-	*rec213 = ocannlCharLMBackwardPart212{}
-	ocannlCharLMBackwardPart212Records.Put(rec213)
-	*rec214 = ocannlCharLMBackwardPart213{}
-	ocannlCharLMBackwardPart213Records.Put(rec214)
-
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec215 := ocannlCharLMBackwardPart214Records.Get()
 	rec215.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec216 := ocannlCharLMBackwardPart215Records.Get()
 	rec216.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec215, rec216)
-	*rec215 = ocannlCharLMBackwardPart214{}
-	ocannlCharLMBackwardPart214Records.Put(rec215)
-	*rec216 = ocannlCharLMBackwardPart215{}
-	ocannlCharLMBackwardPart215Records.Put(rec216)
-
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec217 := ocannlCharLMBackwardPart216Records.Get()
 	rec217.scratch = scratch
-	region.Run(rec217, 8)
-	*rec217 = ocannlCharLMBackwardPart216{}
-	ocannlCharLMBackwardPart216Records.Put(rec217)
 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec218 := ocannlCharLMBackwardPart217Records.Get()
 	rec218.scratch = scratch
-	region.Run(rec218, 8)
-	*rec218 = ocannlCharLMBackwardPart217{}
-	ocannlCharLMBackwardPart217Records.Put(rec218)
-
-	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 64 (no winner yet)
-
-	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
-
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
-	} else {
-		for j247 := range 16 {
-			for j248 := range 64 {
-				for j249 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j247][j248][j249][0] = 64
-				}
-			}
-		}
-	}
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec219 := ocannlCharLMBackwardPart218Records.Get()
 	rec219.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#1.masked_attention#1/m.argmax@20
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec220 := ocannlCharLMBackwardPart219Records.Get()
 	rec220.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec219, rec220)
-	*rec219 = ocannlCharLMBackwardPart218{}
-	ocannlCharLMBackwardPart218Records.Put(rec219)
-	*rec220 = ocannlCharLMBackwardPart219{}
-	ocannlCharLMBackwardPart219Records.Put(rec220)
-
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec221 := ocannlCharLMBackwardPart220Records.Get()
 	rec221.scratch = scratch
-	region.Run(rec221, 8)
-	*rec221 = ocannlCharLMBackwardPart220{}
-	ocannlCharLMBackwardPart220Records.Put(rec221)
 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad, with backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad fused
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec222 := ocannlCharLMBackwardPart221Records.Get()
 	rec222.mask = mask
 	rec222.scratch = scratch
-	region.Run(rec222, 8)
-	*rec222 = ocannlCharLMBackwardPart221{}
-	ocannlCharLMBackwardPart221Records.Put(rec222)
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -13108,9 +12852,31 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec224 := ocannlCharLMBackwardPart223Records.Get()
 	rec224.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 13 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec223, rec224)
+	region.RunSeq(8, rec212, rec213, rec214, rec215, rec216, rec217, rec218, rec219, rec220, rec221, rec222, rec223, rec224)
+	*rec212 = ocannlCharLMBackwardPart211{}
+	ocannlCharLMBackwardPart211Records.Put(rec212)
+	*rec213 = ocannlCharLMBackwardPart212{}
+	ocannlCharLMBackwardPart212Records.Put(rec213)
+	*rec214 = ocannlCharLMBackwardPart213{}
+	ocannlCharLMBackwardPart213Records.Put(rec214)
+	*rec215 = ocannlCharLMBackwardPart214{}
+	ocannlCharLMBackwardPart214Records.Put(rec215)
+	*rec216 = ocannlCharLMBackwardPart215{}
+	ocannlCharLMBackwardPart215Records.Put(rec216)
+	*rec217 = ocannlCharLMBackwardPart216{}
+	ocannlCharLMBackwardPart216Records.Put(rec217)
+	*rec218 = ocannlCharLMBackwardPart217{}
+	ocannlCharLMBackwardPart217Records.Put(rec218)
+	*rec219 = ocannlCharLMBackwardPart218{}
+	ocannlCharLMBackwardPart218Records.Put(rec219)
+	*rec220 = ocannlCharLMBackwardPart219{}
+	ocannlCharLMBackwardPart219Records.Put(rec220)
+	*rec221 = ocannlCharLMBackwardPart220{}
+	ocannlCharLMBackwardPart220Records.Put(rec221)
+	*rec222 = ocannlCharLMBackwardPart221{}
+	ocannlCharLMBackwardPart221Records.Put(rec222)
 	*rec223 = ocannlCharLMBackwardPart222{}
 	ocannlCharLMBackwardPart222Records.Put(rec223)
 	*rec224 = ocannlCharLMBackwardPart223{}
@@ -13184,44 +12950,40 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec231 := ocannlCharLMBackwardPart230Records.Get()
 	rec231.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec230, rec231)
-	*rec230 = ocannlCharLMBackwardPart229{}
-	ocannlCharLMBackwardPart229Records.Put(rec230)
-	// The 8 partial sums, added in part order.
-	for j262 := range 96 {
-		acc134 := gNetBlock1LayerNorm1Beta[j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[0][j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[1][j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[2][j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[3][j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[4][j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[5][j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[6][j262]
-		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[7][j262]
-		gNetBlock1LayerNorm1Beta[j262] = acc134
-	}
-	rec231.scratch = nil
-	ocannlCharLMBackwardPart230Records.Put(rec231)
-
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec232 := ocannlCharLMBackwardPart231Records.Get()
 	rec232.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad, with _net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered, with net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean recomputed recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec233 := ocannlCharLMBackwardPart232Records.Get()
 	rec233.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
 	rec233.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec232, rec233)
+	region.RunSeq(8, rec230, rec231, rec232, rec233)
+	*rec230 = ocannlCharLMBackwardPart229{}
+	ocannlCharLMBackwardPart229Records.Put(rec230)
+	// The 8 partial sums, added in part order.
+	for j286 := range 96 {
+		acc134 := gNetBlock1LayerNorm1Beta[j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[0][j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[1][j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[2][j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[3][j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[4][j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[5][j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[6][j286]
+		acc134 += rec231.gNetBlock1LayerNorm1BetaPartial[7][j286]
+		gNetBlock1LayerNorm1Beta[j286] = acc134
+	}
+	rec231.scratch = nil
+	ocannlCharLMBackwardPart230Records.Put(rec231)
 	*rec232 = ocannlCharLMBackwardPart231{}
 	ocannlCharLMBackwardPart231Records.Put(rec232)
 	*rec233 = ocannlCharLMBackwardPart232{}
@@ -13262,39 +13024,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad, with net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean recomputed
-	// 8 parts of i0 on the pool.
-	rec234 := ocannlCharLMBackwardPart233Records.Get()
-	rec234.scratch = scratch
-	region.Run(rec234, 8)
-	// The 8 partial sums, added in part order.
-	for j266 := range 96 {
-		acc137 := gNetBlock1LayerNorm1Gamma[j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[0][j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[1][j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[2][j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[3][j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[4][j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[5][j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[6][j266]
-		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[7][j266]
-		gNetBlock1LayerNorm1Gamma[j266] = acc137
-	}
-	rec234.scratch = nil
-	ocannlCharLMBackwardPart233Records.Put(rec234)
-
-	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec235 := ocannlCharLMBackwardPart234Records.Get()
-	rec235.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec235.scratch = scratch
-	region.Run(rec235, 8)
-	*rec235 = ocannlCharLMBackwardPart234{}
-	ocannlCharLMBackwardPart234Records.Put(rec235)
-
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
@@ -13314,35 +13043,64 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
+	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad, with net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean recomputed
+	// 8 parts of i0 on the pool.
+	rec234 := ocannlCharLMBackwardPart233Records.Get()
+	rec234.scratch = scratch
+
+	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_1_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec235 := ocannlCharLMBackwardPart234Records.Get()
+	rec235.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec235.scratch = scratch
+
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad, with net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec236 := ocannlCharLMBackwardPart235Records.Get()
 	rec236.scratch = scratch
-	region.Run(rec236, 8)
-	*rec236 = ocannlCharLMBackwardPart235{}
-	ocannlCharLMBackwardPart235Records.Put(rec236)
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad, with net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean recomputed
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec237 := ocannlCharLMBackwardPart236Records.Get()
 	rec237.scratch = scratch
-	region.Run(rec237, 8)
-	*rec237 = ocannlCharLMBackwardPart236{}
-	ocannlCharLMBackwardPart236Records.Put(rec237)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec238 := ocannlCharLMBackwardPart237Records.Get()
 	rec238.scratch = scratch
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec239 := ocannlCharLMBackwardPart238Records.Get()
 	rec239.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec238, rec239)
+	region.RunSeq(8, rec234, rec235, rec236, rec237, rec238, rec239)
+	// The 8 partial sums, added in part order.
+	for j291 := range 96 {
+		acc137 := gNetBlock1LayerNorm1Gamma[j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[0][j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[1][j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[2][j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[3][j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[4][j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[5][j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[6][j291]
+		acc137 += rec234.gNetBlock1LayerNorm1GammaPartial[7][j291]
+		gNetBlock1LayerNorm1Gamma[j291] = acc137
+	}
+	rec234.scratch = nil
+	ocannlCharLMBackwardPart233Records.Put(rec234)
+	*rec235 = ocannlCharLMBackwardPart234{}
+	ocannlCharLMBackwardPart234Records.Put(rec235)
+	*rec236 = ocannlCharLMBackwardPart235{}
+	ocannlCharLMBackwardPart235Records.Put(rec236)
+	*rec237 = ocannlCharLMBackwardPart236{}
+	ocannlCharLMBackwardPart236Records.Put(rec237)
 	*rec238 = ocannlCharLMBackwardPart237{}
 	ocannlCharLMBackwardPart237Records.Put(rec238)
 	*rec239 = ocannlCharLMBackwardPart238{}
@@ -13925,7 +13683,7 @@ func (r8 *ocannlCharLMBackwardPart7) Part(j8 int) {
 var ocannlCharLMBackwardPart7Records rt.Records[ocannlCharLMBackwardPart7]
 
 // ocannlCharLMBackwardPart8 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart8 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
@@ -13934,27 +13692,27 @@ type ocannlCharLMBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlCharLMBackwardPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j9][i2][0], &mask[i1+8*j9][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j9][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+2*j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+2*j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j9][i2][0], &mask[i1+8*j9][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j9][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+2*j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+2*j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_1_masked_attention_1_scores_2V := scratch.net_block_1_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow := &mask[i1+8*j9]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow := &mask[i1]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_scores_1Row := &scratch.net_block_1_masked_attention_1_scores_1[i0][i1+8*j9][i2]
-					net_block_1_masked_attention_1_maskedRow := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j9][i2]
+					net_block_1_masked_attention_1_scores_1Row := &scratch.net_block_1_masked_attention_1_scores_1[i0+2*j9][i1][i2]
+					net_block_1_masked_attention_1_maskedRow := &scratch.net_block_1_masked_attention_1_masked[i0+2*j9][i1][i2]
 					for i3 := range 64 {
 						r9 := float32(-1e+09)
 						if maskRow[i3] != 0 {
@@ -13972,7 +13730,7 @@ func (r10 *ocannlCharLMBackwardPart8) Part(j9 int) {
 var ocannlCharLMBackwardPart8Records rt.Records[ocannlCharLMBackwardPart8]
 
 // ocannlCharLMBackwardPart9 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart9 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -13980,26 +13738,22 @@ type ocannlCharLMBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r11 *ocannlCharLMBackwardPart9) Part(j10 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 along-rows max reduction kernel, 512 rows of 64 elements into 512 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[i0][8*j10][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j10][0][0])
-		}
+		ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[2*j10][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j10][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[i0][8*j10][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j10][0][0])
-		}
+		ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[2*j10][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j10][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow2 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j10][i2]
+					net_block_1_masked_attention_1_maskedRow2 := &scratch.net_block_1_masked_attention_1_masked[i0+2*j10][i1][i2]
 					acc7 := float32(math.Inf(-1))
 					for i3 := range 64 {
 						acc7 = max(acc7, net_block_1_masked_attention_1_maskedRow2[i3])
 					}
-					scratch.net_block_1_masked_attention_1_m[i0][i1+8*j10][i2][0] = acc7
+					scratch.net_block_1_masked_attention_1_m[i0+2*j10][i1][i2][0] = acc7
 				}
 			}
 		}
@@ -14010,7 +13764,7 @@ func (r11 *ocannlCharLMBackwardPart9) Part(j10 int) {
 var ocannlCharLMBackwardPart9Records rt.Records[ocannlCharLMBackwardPart9]
 
 // ocannlCharLMBackwardPart10 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart10 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -14018,22 +13772,18 @@ type ocannlCharLMBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r12 *ocannlCharLMBackwardPart10) Part(j11 int) {
 	scratch := r12.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j11][0][0])
-		}
+		ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_ex[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_m[2*j11][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j11][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j11][0][0])
-		}
+		ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_ex[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j11][0][0][0], &scratch.net_block_1_masked_attention_1_m[2*j11][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow3 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j11][i2]
-					net_block_1_masked_attention_1_mV := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j11][i2][0]
-					net_block_1_masked_attention_1_exRow := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j11][i2]
+					net_block_1_masked_attention_1_maskedRow3 := &scratch.net_block_1_masked_attention_1_masked[i0+2*j11][i1][i2]
+					net_block_1_masked_attention_1_mV := scratch.net_block_1_masked_attention_1_m[i0+2*j11][i1][i2][0]
+					net_block_1_masked_attention_1_exRow := &scratch.net_block_1_masked_attention_1_ex[i0+2*j11][i1][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_block_1_masked_attention_1_maskedRow3[i3] - net_block_1_masked_attention_1_mV)))
 					}
@@ -14047,7 +13797,7 @@ func (r12 *ocannlCharLMBackwardPart10) Part(j11 int) {
 var ocannlCharLMBackwardPart10Records rt.Records[ocannlCharLMBackwardPart10]
 
 // ocannlCharLMBackwardPart11 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart11 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -14055,26 +13805,22 @@ type ocannlCharLMBackwardPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r13 *ocannlCharLMBackwardPart11) Part(j12 int) {
 	scratch := r13.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j12][0][0])
-		}
+		ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[2*j12][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j12][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j12][0][0])
-		}
+		ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[2*j12][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j12][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_exRow2 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j12][i2]
+					net_block_1_masked_attention_1_exRow2 := &scratch.net_block_1_masked_attention_1_ex[i0+2*j12][i1][i2]
 					acc8 := float32(0)
 					for i3 := range 64 {
 						acc8 += net_block_1_masked_attention_1_exRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j12][i2][0] = acc8
+					scratch.net_block_1_masked_attention_1_attn_1[i0+2*j12][i1][i2][0] = acc8
 				}
 			}
 		}
@@ -14085,7 +13831,7 @@ func (r13 *ocannlCharLMBackwardPart11) Part(j12 int) {
 var ocannlCharLMBackwardPart11Records rt.Records[ocannlCharLMBackwardPart11]
 
 // ocannlCharLMBackwardPart12 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart12 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -14093,22 +13839,18 @@ type ocannlCharLMBackwardPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r14 *ocannlCharLMBackwardPart12) Part(j13 int) {
 	scratch := r14.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_attn[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j13][0][0])
-		}
+		ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_attn[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j13][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_attn[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j13][0][0])
-		}
+		ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_attn[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j13][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j13][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_exRow3 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j13][i2]
-					net_block_1_masked_attention_1_attn_1V := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j13][i2][0]
-					net_block_1_masked_attention_1_attnRow := &scratch.net_block_1_masked_attention_1_attn[i0][i1+8*j13][i2]
+					net_block_1_masked_attention_1_exRow3 := &scratch.net_block_1_masked_attention_1_ex[i0+2*j13][i1][i2]
+					net_block_1_masked_attention_1_attn_1V := scratch.net_block_1_masked_attention_1_attn_1[i0+2*j13][i1][i2][0]
+					net_block_1_masked_attention_1_attnRow := &scratch.net_block_1_masked_attention_1_attn[i0+2*j13][i1][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_attnRow[i3] = net_block_1_masked_attention_1_exRow3[i3] / net_block_1_masked_attention_1_attn_1V
 					}
@@ -14215,7 +13957,7 @@ func (r16 *ocannlCharLMBackwardPart14) Part(j15 int) {
 var ocannlCharLMBackwardPart14Records rt.Records[ocannlCharLMBackwardPart14]
 
 // ocannlCharLMBackwardPart15 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart15 struct {
 	nNetBlock1Dropout1Mask *[98304]float32
 	scratch                *ocannlCharLMBackwardScratch
@@ -14224,18 +13966,18 @@ type ocannlCharLMBackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlCharLMBackwardPart15) Part(j16 int) {
 	nNetBlock1Dropout1Mask, scratch := r17.nNetBlock1Dropout1Mask, r17.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_block_1_x1[0][8*j16][0], &scratch.net_h0[0][8*j16][0], &scratch.net_block_1_dropout_1_x[0][8*j16][0], &nNetBlock1Dropout1Mask[768*j16])
+		ocannlMap8AVX512(&scratch.net_block_1_x1[2*j16][0][0], &scratch.net_h0[2*j16][0][0], &scratch.net_block_1_dropout_1_x[2*j16][0][0], &nNetBlock1Dropout1Mask[12288*j16])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_block_1_x1[0][8*j16][0], &scratch.net_h0[0][8*j16][0], &scratch.net_block_1_dropout_1_x[0][8*j16][0], &nNetBlock1Dropout1Mask[768*j16])
+		ocannlMap8AVX2(&scratch.net_block_1_x1[2*j16][0][0], &scratch.net_h0[2*j16][0][0], &scratch.net_block_1_dropout_1_x[2*j16][0][0], &nNetBlock1Dropout1Mask[12288*j16])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h0Row5 := &scratch.net_h0[i0][i1+8*j16]
-				net_block_1_dropout_1_xRow := &scratch.net_block_1_dropout_1_x[i0][i1+8*j16]
-				nNetBlock1Dropout1MaskRow := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j16 : 6144*i0+96*i1+768*j16+96])
-				net_block_1_x1Row := &scratch.net_block_1_x1[i0][i1+8*j16]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h0Row5 := &scratch.net_h0[i0+2*j16][i1]
+				net_block_1_dropout_1_xRow := &scratch.net_block_1_dropout_1_x[i0+2*j16][i1]
+				nNetBlock1Dropout1MaskRow := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+12288*j16+96*i1 : 6144*i0+12288*j16+96*i1+96])
+				net_block_1_x1Row := &scratch.net_block_1_x1[i0+2*j16][i1]
 				for i2 := range 96 {
 					net_block_1_x1Row[i2] = net_h0Row5[i2] + (net_block_1_dropout_1_xRow[i2] * nNetBlock1Dropout1MaskRow[i2])
 				}
@@ -14248,7 +13990,7 @@ func (r17 *ocannlCharLMBackwardPart15) Part(j16 int) {
 var ocannlCharLMBackwardPart15Records rt.Records[ocannlCharLMBackwardPart15]
 
 // ocannlCharLMBackwardPart16 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart16 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -14256,25 +13998,21 @@ type ocannlCharLMBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlCharLMBackwardPart16) Part(j17 int) {
 	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j17][0], &scratch.net_block_1_x1[0][i1+8*j17][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_1_layer_norm_2_mean_1[2*j17][0][0], &scratch.net_block_1_x1[2*j17][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j17][0], &scratch.net_block_1_x1[0][i1+8*j17][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_1_layer_norm_2_mean_1[2*j17][0][0], &scratch.net_block_1_x1[2*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1Row2 := &scratch.net_block_1_x1[i0][i1+8*j17]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_x1Row2 := &scratch.net_block_1_x1[i0+2*j17][i1]
 				acc11 := float32(0)
 				for i2 := range 96 {
 					acc11 += net_block_1_x1Row2[i2]
 				}
-				scratch.net_block_1_layer_norm_2_mean_1[i0][i1+8*j17][0] = acc11
+				scratch.net_block_1_layer_norm_2_mean_1[i0+2*j17][i1][0] = acc11
 			}
 		}
 	}
@@ -14289,29 +14027,29 @@ type ocannlCharLMBackwardPart17 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r19 *ocannlCharLMBackwardPart17) Part(j18 int) {
+// Part runs part j19 of the nest (0 <= j19 < 8).
+func (r19 *ocannlCharLMBackwardPart17) Part(j19 int) {
 	scratch := r19.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j18][0], &scratch.net_block_1_x1[0][i1+8*j18][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j18][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j19][0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j18][0], &scratch.net_block_1_x1[0][i1+8*j18][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j18][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j19][0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_x1Row3 := &scratch.net_block_1_x1[i0][i1+8*j18]
-				net_block_1_layer_norm_2_meanV := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j18][0]
+				net_block_1_x1Row3 := &scratch.net_block_1_x1[i0][i1+8*j19]
+				net_block_1_layer_norm_2_meanV := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j19][0]
 				acc12 := float32(0)
 				for i2 := range 96 {
 					acc12 += (net_block_1_x1Row3[i2] - net_block_1_layer_norm_2_meanV) * (net_block_1_x1Row3[i2] - net_block_1_layer_norm_2_meanV)
 				}
-				scratch.net_block_1_layer_norm_2_var_2[i0][i1+8*j18][0] = acc12
+				scratch.net_block_1_layer_norm_2_var_2[i0][i1+8*j19][0] = acc12
 			}
 		}
 	}
@@ -14328,25 +14066,25 @@ type ocannlCharLMBackwardPart18 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r20 *ocannlCharLMBackwardPart18) Part(j19 int) {
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r20 *ocannlCharLMBackwardPart18) Part(j20 int) {
 	pNetBlock1LayerNorm2Gamma, pNetBlock1LayerNorm2Beta, scratch := r20.pNetBlock1LayerNorm2Gamma, r20.pNetBlock1LayerNorm2Beta, r20.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_1_linear_2_x[0][i1+8*j19][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j19][0], &pNetBlock1LayerNorm2Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_1_linear_2_x[0][i1+8*j20][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j20][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j20][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j20][0], &pNetBlock1LayerNorm2Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_1_linear_2_x[0][i1+8*j19][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j19][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j19][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j19][0], &pNetBlock1LayerNorm2Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_1_linear_2_x[0][i1+8*j20][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j20][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j20][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j20][0], &pNetBlock1LayerNorm2Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_x1Row4 := &scratch.net_block_1_x1[i0][i1+8*j19]
-				net_block_1_layer_norm_2_meanV2 := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j19][0]
-				net_block_1_linear_2_x_3V := scratch.net_block_1_linear_2_x_3[i0][i1+8*j19][0]
-				net_block_1_linear_2_xRow := &scratch.net_block_1_linear_2_x[i0][i1+8*j19]
+				net_block_1_x1Row4 := &scratch.net_block_1_x1[i0][i1+8*j20]
+				net_block_1_layer_norm_2_meanV2 := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j20][0]
+				net_block_1_linear_2_x_3V := scratch.net_block_1_linear_2_x_3[i0][i1+8*j20][0]
+				net_block_1_linear_2_xRow := &scratch.net_block_1_linear_2_x[i0][i1+8*j20]
 				for i2 := range 96 {
 					net_block_1_linear_2_xRow[i2] = ((pNetBlock1LayerNorm2Gamma[i2] * (net_block_1_x1Row4[i2] - net_block_1_layer_norm_2_meanV2)) / net_block_1_linear_2_x_3V) + pNetBlock1LayerNorm2Beta[i2]
 				}
@@ -14365,26 +14103,26 @@ type ocannlCharLMBackwardPart19 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r21 *ocannlCharLMBackwardPart19) Part(j20 int) {
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r21 *ocannlCharLMBackwardPart19) Part(j21 int) {
 	pNetBlock1Linear2W, scratch := r21.pNetBlock1Linear2W, r21.scratch
 	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j20], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j20])
+		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j21], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j21])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j20], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j20])
+		ocannlGemm3AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j21], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j21])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_linear_2_xRow2 := &scratch.net_block_1_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					pNetBlock1Linear2WRow := (*[96]float32)(pNetBlock1Linear2W[96*i2+4608*j20 : 96*i2+4608*j20+96])
+					pNetBlock1Linear2WRow := (*[96]float32)(pNetBlock1Linear2W[96*i2+4608*j21 : 96*i2+4608*j21+96])
 					acc13 := float32(0)
 					for i3 := range 96 {
 						acc13 += pNetBlock1Linear2WRow[i3] * net_block_1_linear_2_xRow2[i3]
 					}
-					scratch.net_block_1_linear_1_x_1[i0][i1][i2+48*j20] = acc13
+					scratch.net_block_1_linear_1_x_1[i0][i1][i2+48*j21] = acc13
 				}
 			}
 		}
@@ -14401,23 +14139,23 @@ type ocannlCharLMBackwardPart20 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r22 *ocannlCharLMBackwardPart20) Part(j21 int) {
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r22 *ocannlCharLMBackwardPart20) Part(j22 int) {
 	pNetBlock1Linear2B, scratch := r22.pNetBlock1Linear2B, r22.scratch
 	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_1_linear_1_x[i0][8*j21][0], &scratch.net_block_1_linear_1_x_1[i0][8*j21][0], &pNetBlock1Linear2B[0])
+			ocannlMap9AVX512(&scratch.net_block_1_linear_1_x[i0][8*j22][0], &scratch.net_block_1_linear_1_x_1[i0][8*j22][0], &pNetBlock1Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_1_linear_1_x[i0][8*j21][0], &scratch.net_block_1_linear_1_x_1[i0][8*j21][0], &pNetBlock1Linear2B[0])
+			ocannlMap9AVX2(&scratch.net_block_1_linear_1_x[i0][8*j22][0], &scratch.net_block_1_linear_1_x_1[i0][8*j22][0], &pNetBlock1Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1+8*j21]
-				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j21]
+				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1+8*j22]
+				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j22]
 				for i2 := range 384 {
 					net_block_1_linear_1_xRow[i2] = rt.Gelu32(net_block_1_linear_1_x_1Row[i2] + pNetBlock1Linear2B[i2])
 				}
@@ -14436,26 +14174,26 @@ type ocannlCharLMBackwardPart21 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r23 *ocannlCharLMBackwardPart21) Part(j22 int) {
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r23 *ocannlCharLMBackwardPart21) Part(j23 int) {
 	pNetBlock1Linear1W, scratch := r23.pNetBlock1Linear1W, r23.scratch
 	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j22][0][0], &scratch.net_block_1_linear_1_x[2*j22][0][0], &pNetBlock1Linear1W[0])
+		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j23][0][0], &scratch.net_block_1_linear_1_x[2*j23][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_1_dropout_2_x_1[2*j22][0][0], &scratch.net_block_1_linear_1_x[2*j22][0][0], &pNetBlock1Linear1W[0])
+		ocannlGemm4AVX2(&scratch.net_block_1_dropout_2_x_1[2*j23][0][0], &scratch.net_block_1_linear_1_x[2*j23][0][0], &pNetBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0+2*j22][i1]
+				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0+2*j23][i1]
 				for i2 := range 96 {
 					pNetBlock1Linear1WRow := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
 					acc14 := float32(0)
 					for i3 := range 384 {
 						acc14 += pNetBlock1Linear1WRow[i3] * net_block_1_linear_1_xRow2[i3]
 					}
-					scratch.net_block_1_dropout_2_x_1[i0+2*j22][i1][i2] = acc14
+					scratch.net_block_1_dropout_2_x_1[i0+2*j23][i1][i2] = acc14
 				}
 			}
 		}
@@ -14466,32 +14204,28 @@ func (r23 *ocannlCharLMBackwardPart21) Part(j22 int) {
 var ocannlCharLMBackwardPart21Records rt.Records[ocannlCharLMBackwardPart21]
 
 // ocannlCharLMBackwardPart22 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart22 struct {
 	pNetBlock1Linear1B     *[96]float32
 	nNetBlock1Dropout2Mask *[98304]float32
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r24 *ocannlCharLMBackwardPart22) Part(j23 int) {
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r24 *ocannlCharLMBackwardPart22) Part(j24 int) {
 	pNetBlock1Linear1B, nNetBlock1Dropout2Mask, scratch := r24.pNetBlock1Linear1B, r24.nNetBlock1Dropout2Mask, r24.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap10AVX512(&scratch.net_h1[0][i1+8*j23][0], &scratch.net_block_1_x1[0][i1+8*j23][0], &scratch.net_block_1_dropout_2_x_1[0][i1+8*j23][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[96*i1+768*j23])
-		}
+		ocannlMap10AVX512(&scratch.net_h1[2*j24][0][0], &scratch.net_block_1_x1[2*j24][0][0], &scratch.net_block_1_dropout_2_x_1[2*j24][0][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[12288*j24])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap10AVX2(&scratch.net_h1[0][i1+8*j23][0], &scratch.net_block_1_x1[0][i1+8*j23][0], &scratch.net_block_1_dropout_2_x_1[0][i1+8*j23][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[96*i1+768*j23])
-		}
+		ocannlMap10AVX2(&scratch.net_h1[2*j24][0][0], &scratch.net_block_1_x1[2*j24][0][0], &scratch.net_block_1_dropout_2_x_1[2*j24][0][0], &pNetBlock1Linear1B[0], &nNetBlock1Dropout2Mask[12288*j24])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1Row5 := &scratch.net_block_1_x1[i0][i1+8*j23]
-				net_block_1_dropout_2_x_1Row := &scratch.net_block_1_dropout_2_x_1[i0][i1+8*j23]
-				nNetBlock1Dropout2MaskRow := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j23 : 6144*i0+96*i1+768*j23+96])
-				net_h1Row := &scratch.net_h1[i0][i1+8*j23]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_x1Row5 := &scratch.net_block_1_x1[i0+2*j24][i1]
+				net_block_1_dropout_2_x_1Row := &scratch.net_block_1_dropout_2_x_1[i0+2*j24][i1]
+				nNetBlock1Dropout2MaskRow := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+12288*j24+96*i1 : 6144*i0+12288*j24+96*i1+96])
+				net_h1Row := &scratch.net_h1[i0+2*j24][i1]
 				for i2 := range 96 {
 					net_h1Row[i2] = net_block_1_x1Row5[i2] + ((net_block_1_dropout_2_x_1Row[i2] + pNetBlock1Linear1B[i2]) * nNetBlock1Dropout2MaskRow[i2])
 				}
@@ -14504,33 +14238,29 @@ func (r24 *ocannlCharLMBackwardPart22) Part(j23 int) {
 var ocannlCharLMBackwardPart22Records rt.Records[ocannlCharLMBackwardPart22]
 
 // ocannlCharLMBackwardPart23 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart23 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r25 *ocannlCharLMBackwardPart23) Part(j24 int) {
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r25 *ocannlCharLMBackwardPart23) Part(j25 int) {
 	scratch := r25.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j24][0], &scratch.net_h1[0][i1+8*j24][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_2_layer_norm_1_mean_1[2*j25][0][0], &scratch.net_h1[2*j25][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j24][0], &scratch.net_h1[0][i1+8*j24][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_2_layer_norm_1_mean_1[2*j25][0][0], &scratch.net_h1[2*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1Row2 := &scratch.net_h1[i0][i1+8*j24]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h1Row2 := &scratch.net_h1[i0+2*j25][i1]
 				acc15 := float32(0)
 				for i2 := range 96 {
 					acc15 += net_h1Row2[i2]
 				}
-				scratch.net_block_2_layer_norm_1_mean_1[i0][i1+8*j24][0] = acc15
+				scratch.net_block_2_layer_norm_1_mean_1[i0+2*j25][i1][0] = acc15
 			}
 		}
 	}
@@ -14545,29 +14275,29 @@ type ocannlCharLMBackwardPart24 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r26 *ocannlCharLMBackwardPart24) Part(j25 int) {
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r26 *ocannlCharLMBackwardPart24) Part(j27 int) {
 	scratch := r26.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j25][0], &scratch.net_h1[0][i1+8*j25][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j25][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j27][0], &scratch.net_h1[0][i1+8*j27][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j27][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j25][0], &scratch.net_h1[0][i1+8*j25][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j25][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j27][0], &scratch.net_h1[0][i1+8*j27][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j27][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h1Row3 := &scratch.net_h1[i0][i1+8*j25]
-				net_block_2_layer_norm_1_meanV := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j25][0]
+				net_h1Row3 := &scratch.net_h1[i0][i1+8*j27]
+				net_block_2_layer_norm_1_meanV := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j27][0]
 				acc16 := float32(0)
 				for i2 := range 96 {
 					acc16 += (net_h1Row3[i2] - net_block_2_layer_norm_1_meanV) * (net_h1Row3[i2] - net_block_2_layer_norm_1_meanV)
 				}
-				scratch.net_block_2_layer_norm_1_var_2[i0][i1+8*j25][0] = acc16
+				scratch.net_block_2_layer_norm_1_var_2[i0][i1+8*j27][0] = acc16
 			}
 		}
 	}
@@ -14584,25 +14314,25 @@ type ocannlCharLMBackwardPart25 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r27 *ocannlCharLMBackwardPart25) Part(j26 int) {
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r27 *ocannlCharLMBackwardPart25) Part(j28 int) {
 	pNetBlock2LayerNorm1Gamma, pNetBlock2LayerNorm1Beta, scratch := r27.pNetBlock2LayerNorm1Gamma, r27.pNetBlock2LayerNorm1Beta, r27.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j26][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j26][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j26][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j26][0], &pNetBlock2LayerNorm1Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j28][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j28][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j28][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j28][0], &pNetBlock2LayerNorm1Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j26][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j26][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j26][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j26][0], &pNetBlock2LayerNorm1Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_x[0][i1+8*j28][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j28][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j28][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j28][0], &pNetBlock2LayerNorm1Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h1Row4 := &scratch.net_h1[i0][i1+8*j26]
-				net_block_2_layer_norm_1_meanV2 := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j26][0]
-				net_block_2_masked_attention_1_x_3V := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j26][0]
-				net_block_2_masked_attention_1_xRow := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j26]
+				net_h1Row4 := &scratch.net_h1[i0][i1+8*j28]
+				net_block_2_layer_norm_1_meanV2 := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j28][0]
+				net_block_2_masked_attention_1_x_3V := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j28][0]
+				net_block_2_masked_attention_1_xRow := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j28]
 				for i2 := range 96 {
 					net_block_2_masked_attention_1_xRow[i2] = ((pNetBlock2LayerNorm1Gamma[i2] * (net_h1Row4[i2] - net_block_2_layer_norm_1_meanV2)) / net_block_2_masked_attention_1_x_3V) + pNetBlock2LayerNorm1Beta[i2]
 				}
@@ -14621,19 +14351,19 @@ type ocannlCharLMBackwardPart26 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlCharLMBackwardPart26) Part(j27 int) {
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r28 *ocannlCharLMBackwardPart26) Part(j29 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r28.pNetBlock2MaskedAttention1WQ, r28.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j27][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j27][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[2*j27][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j27][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+2*j27][i1]
+				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+2*j29][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WQRow := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -14641,7 +14371,7 @@ func (r28 *ocannlCharLMBackwardPart26) Part(j27 int) {
 						for i4 := range 96 {
 							acc17 += pNetBlock2MaskedAttention1WQRow[i4] * net_block_2_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_2_masked_attention_1_q[i0+2*j27][i1][i2][i3] = acc17
+						scratch.net_block_2_masked_attention_1_q[i0+2*j29][i1][i2][i3] = acc17
 					}
 				}
 			}
@@ -14659,19 +14389,19 @@ type ocannlCharLMBackwardPart27 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r29 *ocannlCharLMBackwardPart27) Part(j28 int) {
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r29 *ocannlCharLMBackwardPart27) Part(j30 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r29.pNetBlock2MaskedAttention1WK, r29.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j28][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j28][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j30][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j30][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[2*j28][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j28][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[2*j30][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j30][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+2*j28][i1]
+				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+2*j30][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WKRow := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -14679,7 +14409,7 @@ func (r29 *ocannlCharLMBackwardPart27) Part(j28 int) {
 						for i4 := range 96 {
 							acc18 += pNetBlock2MaskedAttention1WKRow[i4] * net_block_2_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_2_masked_attention_1_k[i0+2*j28][i1][i2][i3] = acc18
+						scratch.net_block_2_masked_attention_1_k[i0+2*j30][i1][i2][i3] = acc18
 					}
 				}
 			}
@@ -14697,19 +14427,19 @@ type ocannlCharLMBackwardPart28 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r30 *ocannlCharLMBackwardPart28) Part(j29 int) {
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r30 *ocannlCharLMBackwardPart28) Part(j31 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r30.pNetBlock2MaskedAttention1WV, r30.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j31][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j31][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[2*j29][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j29][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[2*j31][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j31][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+2*j29][i1]
+				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+2*j31][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WVRow := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -14717,7 +14447,7 @@ func (r30 *ocannlCharLMBackwardPart28) Part(j29 int) {
 						for i4 := range 96 {
 							acc19 += pNetBlock2MaskedAttention1WVRow[i4] * net_block_2_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_2_masked_attention_1_v[i0+2*j29][i1][i2][i3] = acc19
+						scratch.net_block_2_masked_attention_1_v[i0+2*j31][i1][i2][i3] = acc19
 					}
 				}
 			}
@@ -14734,20 +14464,20 @@ type ocannlCharLMBackwardPart29 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r31 *ocannlCharLMBackwardPart29) Part(j30 int) {
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r31 *ocannlCharLMBackwardPart29) Part(j32 int) {
 	scratch := r31.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j30][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j32][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j30][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j30][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_scores_1[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j32][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j32][0][i2][0])
 			}
 		}
 	} else {
@@ -14755,14 +14485,14 @@ func (r31 *ocannlCharLMBackwardPart29) Part(j30 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_qRow := &scratch.net_block_2_masked_attention_1_q[i0+2*j30][i1][i2]
+					net_block_2_masked_attention_1_qRow := &scratch.net_block_2_masked_attention_1_q[i0+2*j32][i1][i2]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_kRow := &scratch.net_block_2_masked_attention_1_k[i0+2*j30][i3][i2]
+						net_block_2_masked_attention_1_kRow := &scratch.net_block_2_masked_attention_1_k[i0+2*j32][i3][i2]
 						acc20 := float32(0)
 						for i4 := range 24 {
 							acc20 += net_block_2_masked_attention_1_qRow[i4] * net_block_2_masked_attention_1_kRow[i4]
 						}
-						scratch.net_block_2_masked_attention_1_scores_1[i0+2*j30][i1][i2][i3] = acc20
+						scratch.net_block_2_masked_attention_1_scores_1[i0+2*j32][i1][i2][i3] = acc20
 					}
 				}
 			}
@@ -14774,36 +14504,36 @@ func (r31 *ocannlCharLMBackwardPart29) Part(j30 int) {
 var ocannlCharLMBackwardPart29Records rt.Records[ocannlCharLMBackwardPart29]
 
 // ocannlCharLMBackwardPart30 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart30 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r33 *ocannlCharLMBackwardPart30) Part(j31 int) {
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r33 *ocannlCharLMBackwardPart30) Part(j33 int) {
 	mask, scratch := r33.mask, r33.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j31][i2][0], &mask[i1+8*j31][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j31][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+2*j33][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+2*j33][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j31][i2][0], &mask[i1+8*j31][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j31][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+2*j33][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+2*j33][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_2_masked_attention_1_scores_2V := scratch.net_block_2_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow2 := &mask[i1+8*j31]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow2 := &mask[i1]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_scores_1Row := &scratch.net_block_2_masked_attention_1_scores_1[i0][i1+8*j31][i2]
-					net_block_2_masked_attention_1_maskedRow := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j31][i2]
+					net_block_2_masked_attention_1_scores_1Row := &scratch.net_block_2_masked_attention_1_scores_1[i0+2*j33][i1][i2]
+					net_block_2_masked_attention_1_maskedRow := &scratch.net_block_2_masked_attention_1_masked[i0+2*j33][i1][i2]
 					for i3 := range 64 {
 						r32 := float32(-1e+09)
 						if maskRow2[i3] != 0 {
@@ -14821,34 +14551,30 @@ func (r33 *ocannlCharLMBackwardPart30) Part(j31 int) {
 var ocannlCharLMBackwardPart30Records rt.Records[ocannlCharLMBackwardPart30]
 
 // ocannlCharLMBackwardPart31 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart31 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r34 *ocannlCharLMBackwardPart31) Part(j32 int) {
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r34 *ocannlCharLMBackwardPart31) Part(j34 int) {
 	scratch := r34.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 along-rows max reduction kernel, 512 rows of 64 elements into 512 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[i0][8*j32][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j32][0][0])
-		}
+		ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j34][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[i0][8*j32][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j32][0][0])
-		}
+		ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j34][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow2 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j32][i2]
+					net_block_2_masked_attention_1_maskedRow2 := &scratch.net_block_2_masked_attention_1_masked[i0+2*j34][i1][i2]
 					acc21 := float32(math.Inf(-1))
 					for i3 := range 64 {
 						acc21 = max(acc21, net_block_2_masked_attention_1_maskedRow2[i3])
 					}
-					scratch.net_block_2_masked_attention_1_m[i0][i1+8*j32][i2][0] = acc21
+					scratch.net_block_2_masked_attention_1_m[i0+2*j34][i1][i2][0] = acc21
 				}
 			}
 		}
@@ -14859,30 +14585,26 @@ func (r34 *ocannlCharLMBackwardPart31) Part(j32 int) {
 var ocannlCharLMBackwardPart31Records rt.Records[ocannlCharLMBackwardPart31]
 
 // ocannlCharLMBackwardPart32 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart32 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r35 *ocannlCharLMBackwardPart32) Part(j33 int) {
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r35 *ocannlCharLMBackwardPart32) Part(j35 int) {
 	scratch := r35.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j33][0][0])
-		}
+		ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_ex[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_m[2*j35][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j33][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j33][0][0])
-		}
+		ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_ex[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_m[2*j35][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow3 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j33][i2]
-					net_block_2_masked_attention_1_mV := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j33][i2][0]
-					net_block_2_masked_attention_1_exRow := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j33][i2]
+					net_block_2_masked_attention_1_maskedRow3 := &scratch.net_block_2_masked_attention_1_masked[i0+2*j35][i1][i2]
+					net_block_2_masked_attention_1_mV := scratch.net_block_2_masked_attention_1_m[i0+2*j35][i1][i2][0]
+					net_block_2_masked_attention_1_exRow := &scratch.net_block_2_masked_attention_1_ex[i0+2*j35][i1][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_block_2_masked_attention_1_maskedRow3[i3] - net_block_2_masked_attention_1_mV)))
 					}
@@ -14896,34 +14618,30 @@ func (r35 *ocannlCharLMBackwardPart32) Part(j33 int) {
 var ocannlCharLMBackwardPart32Records rt.Records[ocannlCharLMBackwardPart32]
 
 // ocannlCharLMBackwardPart33 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart33 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r36 *ocannlCharLMBackwardPart33) Part(j34 int) {
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r36 *ocannlCharLMBackwardPart33) Part(j36 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j34][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j34][0][0])
-		}
+		ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[2*j36][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j36][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j34][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j34][0][0])
-		}
+		ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[2*j36][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j36][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_exRow2 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j34][i2]
+					net_block_2_masked_attention_1_exRow2 := &scratch.net_block_2_masked_attention_1_ex[i0+2*j36][i1][i2]
 					acc22 := float32(0)
 					for i3 := range 64 {
 						acc22 += net_block_2_masked_attention_1_exRow2[i3]
 					}
-					scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j34][i2][0] = acc22
+					scratch.net_block_2_masked_attention_1_attn_1[i0+2*j36][i1][i2][0] = acc22
 				}
 			}
 		}
@@ -14934,30 +14652,26 @@ func (r36 *ocannlCharLMBackwardPart33) Part(j34 int) {
 var ocannlCharLMBackwardPart33Records rt.Records[ocannlCharLMBackwardPart33]
 
 // ocannlCharLMBackwardPart34 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart34 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r37 *ocannlCharLMBackwardPart34) Part(j35 int) {
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r37 *ocannlCharLMBackwardPart34) Part(j37 int) {
 	scratch := r37.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_attn[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j35][0][0])
-		}
+		ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_attn[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j37][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_attn[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j35][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j35][0][0])
-		}
+		ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_attn[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j37][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_exRow3 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j35][i2]
-					net_block_2_masked_attention_1_attn_1V := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j35][i2][0]
-					net_block_2_masked_attention_1_attnRow := &scratch.net_block_2_masked_attention_1_attn[i0][i1+8*j35][i2]
+					net_block_2_masked_attention_1_exRow3 := &scratch.net_block_2_masked_attention_1_ex[i0+2*j37][i1][i2]
+					net_block_2_masked_attention_1_attn_1V := scratch.net_block_2_masked_attention_1_attn_1[i0+2*j37][i1][i2][0]
+					net_block_2_masked_attention_1_attnRow := &scratch.net_block_2_masked_attention_1_attn[i0+2*j37][i1][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_attnRow[i3] = net_block_2_masked_attention_1_exRow3[i3] / net_block_2_masked_attention_1_attn_1V
 					}
@@ -14976,20 +14690,20 @@ type ocannlCharLMBackwardPart35 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r38 *ocannlCharLMBackwardPart35) Part(j36 int) {
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r38 *ocannlCharLMBackwardPart35) Part(j38 int) {
 	scratch := r38.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j36][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j38][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j36][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j36][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_ctx[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j38][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j38][0][i2][0])
 			}
 		}
 	} else {
@@ -14997,16 +14711,16 @@ func (r38 *ocannlCharLMBackwardPart35) Part(j36 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ctxRow := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j36][i1][i2]
+					net_block_2_masked_attention_1_ctxRow := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j38][i1][i2]
 					for i4 := 0; i4 < 64; i4 += 4 {
-						net_block_2_masked_attention_1_attnV := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4]
-						net_block_2_masked_attention_1_vRow := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4][i2]
-						net_block_2_masked_attention_1_attnV2 := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4+1]
-						net_block_2_masked_attention_1_vRow2 := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4+1][i2]
-						net_block_2_masked_attention_1_attnV3 := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4+2]
-						net_block_2_masked_attention_1_vRow3 := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4+2][i2]
-						net_block_2_masked_attention_1_attnV4 := scratch.net_block_2_masked_attention_1_attn[i0+2*j36][i1][i2][i4+3]
-						net_block_2_masked_attention_1_vRow4 := &scratch.net_block_2_masked_attention_1_v[i0+2*j36][i4+3][i2]
+						net_block_2_masked_attention_1_attnV := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4]
+						net_block_2_masked_attention_1_vRow := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4][i2]
+						net_block_2_masked_attention_1_attnV2 := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4+1]
+						net_block_2_masked_attention_1_vRow2 := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4+1][i2]
+						net_block_2_masked_attention_1_attnV3 := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4+2]
+						net_block_2_masked_attention_1_vRow3 := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4+2][i2]
+						net_block_2_masked_attention_1_attnV4 := scratch.net_block_2_masked_attention_1_attn[i0+2*j38][i1][i2][i4+3]
+						net_block_2_masked_attention_1_vRow4 := &scratch.net_block_2_masked_attention_1_v[i0+2*j38][i4+3][i2]
 						for i3 := range 24 {
 							acc23 := net_block_2_masked_attention_1_ctxRow[i3]
 							acc23 += net_block_2_masked_attention_1_attnV * net_block_2_masked_attention_1_vRow[i3]
@@ -15032,14 +14746,14 @@ type ocannlCharLMBackwardPart36 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r39 *ocannlCharLMBackwardPart36) Part(j37 int) {
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r39 *ocannlCharLMBackwardPart36) Part(j39 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r39.pNetBlock2MaskedAttention1WO, r39.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j37][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j37][0][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j39][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j39][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_2_dropout_1_x[2*j37][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j37][0][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm0AVX2(&scratch.net_block_2_dropout_1_x[2*j39][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j39][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -15048,12 +14762,12 @@ func (r39 *ocannlCharLMBackwardPart36) Part(j37 int) {
 					acc24 := float32(0)
 					for i3 := range 4 {
 						pNetBlock2MaskedAttention1WORow := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j37][i1][i3]
+						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j39][i1][i3]
 						for i4 := range 24 {
 							acc24 += pNetBlock2MaskedAttention1WORow[i4] * net_block_2_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_2_dropout_1_x[i0+2*j37][i1][i2] = acc24
+					scratch.net_block_2_dropout_1_x[i0+2*j39][i1][i2] = acc24
 				}
 			}
 		}
@@ -15064,27 +14778,27 @@ func (r39 *ocannlCharLMBackwardPart36) Part(j37 int) {
 var ocannlCharLMBackwardPart36Records rt.Records[ocannlCharLMBackwardPart36]
 
 // ocannlCharLMBackwardPart37 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart37 struct {
 	nNetBlock2Dropout1Mask *[98304]float32
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r40 *ocannlCharLMBackwardPart37) Part(j38 int) {
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r40 *ocannlCharLMBackwardPart37) Part(j40 int) {
 	nNetBlock2Dropout1Mask, scratch := r40.nNetBlock2Dropout1Mask, r40.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_block_2_x1[0][8*j38][0], &scratch.net_h1[0][8*j38][0], &scratch.net_block_2_dropout_1_x[0][8*j38][0], &nNetBlock2Dropout1Mask[768*j38])
+		ocannlMap8AVX512(&scratch.net_block_2_x1[2*j40][0][0], &scratch.net_h1[2*j40][0][0], &scratch.net_block_2_dropout_1_x[2*j40][0][0], &nNetBlock2Dropout1Mask[12288*j40])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_block_2_x1[0][8*j38][0], &scratch.net_h1[0][8*j38][0], &scratch.net_block_2_dropout_1_x[0][8*j38][0], &nNetBlock2Dropout1Mask[768*j38])
+		ocannlMap8AVX2(&scratch.net_block_2_x1[2*j40][0][0], &scratch.net_h1[2*j40][0][0], &scratch.net_block_2_dropout_1_x[2*j40][0][0], &nNetBlock2Dropout1Mask[12288*j40])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1Row5 := &scratch.net_h1[i0][i1+8*j38]
-				net_block_2_dropout_1_xRow := &scratch.net_block_2_dropout_1_x[i0][i1+8*j38]
-				nNetBlock2Dropout1MaskRow := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j38 : 6144*i0+96*i1+768*j38+96])
-				net_block_2_x1Row := &scratch.net_block_2_x1[i0][i1+8*j38]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h1Row5 := &scratch.net_h1[i0+2*j40][i1]
+				net_block_2_dropout_1_xRow := &scratch.net_block_2_dropout_1_x[i0+2*j40][i1]
+				nNetBlock2Dropout1MaskRow := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+12288*j40+96*i1 : 6144*i0+12288*j40+96*i1+96])
+				net_block_2_x1Row := &scratch.net_block_2_x1[i0+2*j40][i1]
 				for i2 := range 96 {
 					net_block_2_x1Row[i2] = net_h1Row5[i2] + (net_block_2_dropout_1_xRow[i2] * nNetBlock2Dropout1MaskRow[i2])
 				}
@@ -15097,33 +14811,29 @@ func (r40 *ocannlCharLMBackwardPart37) Part(j38 int) {
 var ocannlCharLMBackwardPart37Records rt.Records[ocannlCharLMBackwardPart37]
 
 // ocannlCharLMBackwardPart38 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart38 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r41 *ocannlCharLMBackwardPart38) Part(j39 int) {
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r41 *ocannlCharLMBackwardPart38) Part(j41 int) {
 	scratch := r41.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j39][0], &scratch.net_block_2_x1[0][i1+8*j39][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_2_layer_norm_2_mean_1[2*j41][0][0], &scratch.net_block_2_x1[2*j41][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j39][0], &scratch.net_block_2_x1[0][i1+8*j39][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_2_layer_norm_2_mean_1[2*j41][0][0], &scratch.net_block_2_x1[2*j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1Row2 := &scratch.net_block_2_x1[i0][i1+8*j39]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_x1Row2 := &scratch.net_block_2_x1[i0+2*j41][i1]
 				acc25 := float32(0)
 				for i2 := range 96 {
 					acc25 += net_block_2_x1Row2[i2]
 				}
-				scratch.net_block_2_layer_norm_2_mean_1[i0][i1+8*j39][0] = acc25
+				scratch.net_block_2_layer_norm_2_mean_1[i0+2*j41][i1][0] = acc25
 			}
 		}
 	}
@@ -15138,29 +14848,29 @@ type ocannlCharLMBackwardPart39 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r42 *ocannlCharLMBackwardPart39) Part(j40 int) {
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r42 *ocannlCharLMBackwardPart39) Part(j43 int) {
 	scratch := r42.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j40][0], &scratch.net_block_2_x1[0][i1+8*j40][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j40][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j43][0], &scratch.net_block_2_x1[0][i1+8*j43][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j43][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j40][0], &scratch.net_block_2_x1[0][i1+8*j40][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j40][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j43][0], &scratch.net_block_2_x1[0][i1+8*j43][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j43][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_x1Row3 := &scratch.net_block_2_x1[i0][i1+8*j40]
-				net_block_2_layer_norm_2_meanV := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j40][0]
+				net_block_2_x1Row3 := &scratch.net_block_2_x1[i0][i1+8*j43]
+				net_block_2_layer_norm_2_meanV := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j43][0]
 				acc26 := float32(0)
 				for i2 := range 96 {
 					acc26 += (net_block_2_x1Row3[i2] - net_block_2_layer_norm_2_meanV) * (net_block_2_x1Row3[i2] - net_block_2_layer_norm_2_meanV)
 				}
-				scratch.net_block_2_layer_norm_2_var_2[i0][i1+8*j40][0] = acc26
+				scratch.net_block_2_layer_norm_2_var_2[i0][i1+8*j43][0] = acc26
 			}
 		}
 	}
@@ -15177,25 +14887,25 @@ type ocannlCharLMBackwardPart40 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r43 *ocannlCharLMBackwardPart40) Part(j41 int) {
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r43 *ocannlCharLMBackwardPart40) Part(j44 int) {
 	pNetBlock2LayerNorm2Gamma, pNetBlock2LayerNorm2Beta, scratch := r43.pNetBlock2LayerNorm2Gamma, r43.pNetBlock2LayerNorm2Beta, r43.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_2_linear_2_x[0][i1+8*j41][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j41][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j41][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j41][0], &pNetBlock2LayerNorm2Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_2_linear_2_x[0][i1+8*j44][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j44][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j44][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j44][0], &pNetBlock2LayerNorm2Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_2_linear_2_x[0][i1+8*j41][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j41][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j41][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j41][0], &pNetBlock2LayerNorm2Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_2_linear_2_x[0][i1+8*j44][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j44][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j44][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j44][0], &pNetBlock2LayerNorm2Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_x1Row4 := &scratch.net_block_2_x1[i0][i1+8*j41]
-				net_block_2_layer_norm_2_meanV2 := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j41][0]
-				net_block_2_linear_2_x_3V := scratch.net_block_2_linear_2_x_3[i0][i1+8*j41][0]
-				net_block_2_linear_2_xRow := &scratch.net_block_2_linear_2_x[i0][i1+8*j41]
+				net_block_2_x1Row4 := &scratch.net_block_2_x1[i0][i1+8*j44]
+				net_block_2_layer_norm_2_meanV2 := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j44][0]
+				net_block_2_linear_2_x_3V := scratch.net_block_2_linear_2_x_3[i0][i1+8*j44][0]
+				net_block_2_linear_2_xRow := &scratch.net_block_2_linear_2_x[i0][i1+8*j44]
 				for i2 := range 96 {
 					net_block_2_linear_2_xRow[i2] = ((pNetBlock2LayerNorm2Gamma[i2] * (net_block_2_x1Row4[i2] - net_block_2_layer_norm_2_meanV2)) / net_block_2_linear_2_x_3V) + pNetBlock2LayerNorm2Beta[i2]
 				}
@@ -15214,26 +14924,26 @@ type ocannlCharLMBackwardPart41 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r44 *ocannlCharLMBackwardPart41) Part(j42 int) {
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r44 *ocannlCharLMBackwardPart41) Part(j45 int) {
 	pNetBlock2Linear2W, scratch := r44.pNetBlock2Linear2W, r44.scratch
 	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j42], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j42])
+		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j45], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j45])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j42], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j42])
+		ocannlGemm3AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j45], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j45])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_linear_2_xRow2 := &scratch.net_block_2_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					pNetBlock2Linear2WRow := (*[96]float32)(pNetBlock2Linear2W[96*i2+4608*j42 : 96*i2+4608*j42+96])
+					pNetBlock2Linear2WRow := (*[96]float32)(pNetBlock2Linear2W[96*i2+4608*j45 : 96*i2+4608*j45+96])
 					acc27 := float32(0)
 					for i3 := range 96 {
 						acc27 += pNetBlock2Linear2WRow[i3] * net_block_2_linear_2_xRow2[i3]
 					}
-					scratch.net_block_2_linear_1_x_1[i0][i1][i2+48*j42] = acc27
+					scratch.net_block_2_linear_1_x_1[i0][i1][i2+48*j45] = acc27
 				}
 			}
 		}
@@ -15250,23 +14960,23 @@ type ocannlCharLMBackwardPart42 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r45 *ocannlCharLMBackwardPart42) Part(j43 int) {
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r45 *ocannlCharLMBackwardPart42) Part(j46 int) {
 	pNetBlock2Linear2B, scratch := r45.pNetBlock2Linear2B, r45.scratch
 	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_2_linear_1_x[i0][8*j43][0], &scratch.net_block_2_linear_1_x_1[i0][8*j43][0], &pNetBlock2Linear2B[0])
+			ocannlMap9AVX512(&scratch.net_block_2_linear_1_x[i0][8*j46][0], &scratch.net_block_2_linear_1_x_1[i0][8*j46][0], &pNetBlock2Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_2_linear_1_x[i0][8*j43][0], &scratch.net_block_2_linear_1_x_1[i0][8*j43][0], &pNetBlock2Linear2B[0])
+			ocannlMap9AVX2(&scratch.net_block_2_linear_1_x[i0][8*j46][0], &scratch.net_block_2_linear_1_x_1[i0][8*j46][0], &pNetBlock2Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1+8*j43]
-				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j43]
+				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1+8*j46]
+				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j46]
 				for i2 := range 384 {
 					net_block_2_linear_1_xRow[i2] = rt.Gelu32(net_block_2_linear_1_x_1Row[i2] + pNetBlock2Linear2B[i2])
 				}
@@ -15285,26 +14995,26 @@ type ocannlCharLMBackwardPart43 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r46 *ocannlCharLMBackwardPart43) Part(j44 int) {
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r46 *ocannlCharLMBackwardPart43) Part(j47 int) {
 	pNetBlock2Linear1W, scratch := r46.pNetBlock2Linear1W, r46.scratch
 	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j44][0][0], &scratch.net_block_2_linear_1_x[2*j44][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j47][0][0], &scratch.net_block_2_linear_1_x[2*j47][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_2_dropout_2_x_1[2*j44][0][0], &scratch.net_block_2_linear_1_x[2*j44][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm4AVX2(&scratch.net_block_2_dropout_2_x_1[2*j47][0][0], &scratch.net_block_2_linear_1_x[2*j47][0][0], &pNetBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0+2*j44][i1]
+				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0+2*j47][i1]
 				for i2 := range 96 {
 					pNetBlock2Linear1WRow := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
 					acc28 := float32(0)
 					for i3 := range 384 {
 						acc28 += pNetBlock2Linear1WRow[i3] * net_block_2_linear_1_xRow2[i3]
 					}
-					scratch.net_block_2_dropout_2_x_1[i0+2*j44][i1][i2] = acc28
+					scratch.net_block_2_dropout_2_x_1[i0+2*j47][i1][i2] = acc28
 				}
 			}
 		}
@@ -15315,32 +15025,28 @@ func (r46 *ocannlCharLMBackwardPart43) Part(j44 int) {
 var ocannlCharLMBackwardPart43Records rt.Records[ocannlCharLMBackwardPart43]
 
 // ocannlCharLMBackwardPart44 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart44 struct {
 	pNetBlock2Linear1B     *[96]float32
 	nNetBlock2Dropout2Mask *[98304]float32
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r47 *ocannlCharLMBackwardPart44) Part(j45 int) {
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r47 *ocannlCharLMBackwardPart44) Part(j48 int) {
 	pNetBlock2Linear1B, nNetBlock2Dropout2Mask, scratch := r47.pNetBlock2Linear1B, r47.nNetBlock2Dropout2Mask, r47.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap10AVX512(&scratch.net_h2[0][i1+8*j45][0], &scratch.net_block_2_x1[0][i1+8*j45][0], &scratch.net_block_2_dropout_2_x_1[0][i1+8*j45][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[96*i1+768*j45])
-		}
+		ocannlMap10AVX512(&scratch.net_h2[2*j48][0][0], &scratch.net_block_2_x1[2*j48][0][0], &scratch.net_block_2_dropout_2_x_1[2*j48][0][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[12288*j48])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap10AVX2(&scratch.net_h2[0][i1+8*j45][0], &scratch.net_block_2_x1[0][i1+8*j45][0], &scratch.net_block_2_dropout_2_x_1[0][i1+8*j45][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[96*i1+768*j45])
-		}
+		ocannlMap10AVX2(&scratch.net_h2[2*j48][0][0], &scratch.net_block_2_x1[2*j48][0][0], &scratch.net_block_2_dropout_2_x_1[2*j48][0][0], &pNetBlock2Linear1B[0], &nNetBlock2Dropout2Mask[12288*j48])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1Row5 := &scratch.net_block_2_x1[i0][i1+8*j45]
-				net_block_2_dropout_2_x_1Row := &scratch.net_block_2_dropout_2_x_1[i0][i1+8*j45]
-				nNetBlock2Dropout2MaskRow := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j45 : 6144*i0+96*i1+768*j45+96])
-				net_h2Row := &scratch.net_h2[i0][i1+8*j45]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_x1Row5 := &scratch.net_block_2_x1[i0+2*j48][i1]
+				net_block_2_dropout_2_x_1Row := &scratch.net_block_2_dropout_2_x_1[i0+2*j48][i1]
+				nNetBlock2Dropout2MaskRow := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+12288*j48+96*i1 : 6144*i0+12288*j48+96*i1+96])
+				net_h2Row := &scratch.net_h2[i0+2*j48][i1]
 				for i2 := range 96 {
 					net_h2Row[i2] = net_block_2_x1Row5[i2] + ((net_block_2_dropout_2_x_1Row[i2] + pNetBlock2Linear1B[i2]) * nNetBlock2Dropout2MaskRow[i2])
 				}
@@ -15353,33 +15059,29 @@ func (r47 *ocannlCharLMBackwardPart44) Part(j45 int) {
 var ocannlCharLMBackwardPart44Records rt.Records[ocannlCharLMBackwardPart44]
 
 // ocannlCharLMBackwardPart45 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart45 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r48 *ocannlCharLMBackwardPart45) Part(j46 int) {
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r48 *ocannlCharLMBackwardPart45) Part(j49 int) {
 	scratch := r48.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j46][0], &scratch.net_h2[0][i1+8*j46][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_3_layer_norm_1_mean_1[2*j49][0][0], &scratch.net_h2[2*j49][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j46][0], &scratch.net_h2[0][i1+8*j46][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_3_layer_norm_1_mean_1[2*j49][0][0], &scratch.net_h2[2*j49][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h2Row2 := &scratch.net_h2[i0][i1+8*j46]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h2Row2 := &scratch.net_h2[i0+2*j49][i1]
 				acc29 := float32(0)
 				for i2 := range 96 {
 					acc29 += net_h2Row2[i2]
 				}
-				scratch.net_block_3_layer_norm_1_mean_1[i0][i1+8*j46][0] = acc29
+				scratch.net_block_3_layer_norm_1_mean_1[i0+2*j49][i1][0] = acc29
 			}
 		}
 	}
@@ -15394,29 +15096,29 @@ type ocannlCharLMBackwardPart46 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r49 *ocannlCharLMBackwardPart46) Part(j47 int) {
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r49 *ocannlCharLMBackwardPart46) Part(j51 int) {
 	scratch := r49.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j47][0], &scratch.net_h2[0][i1+8*j47][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j47][0])
+			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j51][0], &scratch.net_h2[0][i1+8*j51][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j51][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j47][0], &scratch.net_h2[0][i1+8*j47][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j47][0])
+			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j51][0], &scratch.net_h2[0][i1+8*j51][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j51][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h2Row3 := &scratch.net_h2[i0][i1+8*j47]
-				net_block_3_layer_norm_1_meanV := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j47][0]
+				net_h2Row3 := &scratch.net_h2[i0][i1+8*j51]
+				net_block_3_layer_norm_1_meanV := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j51][0]
 				acc30 := float32(0)
 				for i2 := range 96 {
 					acc30 += (net_h2Row3[i2] - net_block_3_layer_norm_1_meanV) * (net_h2Row3[i2] - net_block_3_layer_norm_1_meanV)
 				}
-				scratch.net_block_3_layer_norm_1_var_2[i0][i1+8*j47][0] = acc30
+				scratch.net_block_3_layer_norm_1_var_2[i0][i1+8*j51][0] = acc30
 			}
 		}
 	}
@@ -15433,25 +15135,25 @@ type ocannlCharLMBackwardPart47 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r50 *ocannlCharLMBackwardPart47) Part(j48 int) {
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r50 *ocannlCharLMBackwardPart47) Part(j52 int) {
 	pNetBlock3LayerNorm1Gamma, pNetBlock3LayerNorm1Beta, scratch := r50.pNetBlock3LayerNorm1Gamma, r50.pNetBlock3LayerNorm1Beta, r50.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j48][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j48][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j48][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j48][0], &pNetBlock3LayerNorm1Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j52][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j52][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j52][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j52][0], &pNetBlock3LayerNorm1Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j48][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j48][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j48][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j48][0], &pNetBlock3LayerNorm1Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_3_masked_attention_1_x[0][i1+8*j52][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j52][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j52][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j52][0], &pNetBlock3LayerNorm1Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h2Row4 := &scratch.net_h2[i0][i1+8*j48]
-				net_block_3_layer_norm_1_meanV2 := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j48][0]
-				net_block_3_masked_attention_1_x_3V := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j48][0]
-				net_block_3_masked_attention_1_xRow := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j48]
+				net_h2Row4 := &scratch.net_h2[i0][i1+8*j52]
+				net_block_3_layer_norm_1_meanV2 := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j52][0]
+				net_block_3_masked_attention_1_x_3V := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j52][0]
+				net_block_3_masked_attention_1_xRow := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j52]
 				for i2 := range 96 {
 					net_block_3_masked_attention_1_xRow[i2] = ((pNetBlock3LayerNorm1Gamma[i2] * (net_h2Row4[i2] - net_block_3_layer_norm_1_meanV2)) / net_block_3_masked_attention_1_x_3V) + pNetBlock3LayerNorm1Beta[i2]
 				}
@@ -15470,19 +15172,19 @@ type ocannlCharLMBackwardPart48 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r51 *ocannlCharLMBackwardPart48) Part(j49 int) {
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r51 *ocannlCharLMBackwardPart48) Part(j53 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r51.pNetBlock3MaskedAttention1WQ, r51.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j49][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j49][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j53][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j53][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[2*j49][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j49][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[2*j53][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j53][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+2*j49][i1]
+				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+2*j53][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WQRow := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -15490,7 +15192,7 @@ func (r51 *ocannlCharLMBackwardPart48) Part(j49 int) {
 						for i4 := range 96 {
 							acc31 += pNetBlock3MaskedAttention1WQRow[i4] * net_block_3_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_3_masked_attention_1_q[i0+2*j49][i1][i2][i3] = acc31
+						scratch.net_block_3_masked_attention_1_q[i0+2*j53][i1][i2][i3] = acc31
 					}
 				}
 			}
@@ -15508,19 +15210,19 @@ type ocannlCharLMBackwardPart49 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r52 *ocannlCharLMBackwardPart49) Part(j50 int) {
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r52 *ocannlCharLMBackwardPart49) Part(j54 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r52.pNetBlock3MaskedAttention1WK, r52.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j50][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j50][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j54][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j54][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[2*j50][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j50][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[2*j54][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j54][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+2*j50][i1]
+				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+2*j54][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WKRow := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -15528,7 +15230,7 @@ func (r52 *ocannlCharLMBackwardPart49) Part(j50 int) {
 						for i4 := range 96 {
 							acc32 += pNetBlock3MaskedAttention1WKRow[i4] * net_block_3_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_3_masked_attention_1_k[i0+2*j50][i1][i2][i3] = acc32
+						scratch.net_block_3_masked_attention_1_k[i0+2*j54][i1][i2][i3] = acc32
 					}
 				}
 			}
@@ -15546,19 +15248,19 @@ type ocannlCharLMBackwardPart50 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r53 *ocannlCharLMBackwardPart50) Part(j51 int) {
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r53 *ocannlCharLMBackwardPart50) Part(j55 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r53.pNetBlock3MaskedAttention1WV, r53.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j51][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j51][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j55][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j55][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[2*j51][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j51][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[2*j55][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j55][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+2*j51][i1]
+				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+2*j55][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WVRow := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -15566,7 +15268,7 @@ func (r53 *ocannlCharLMBackwardPart50) Part(j51 int) {
 						for i4 := range 96 {
 							acc33 += pNetBlock3MaskedAttention1WVRow[i4] * net_block_3_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_3_masked_attention_1_v[i0+2*j51][i1][i2][i3] = acc33
+						scratch.net_block_3_masked_attention_1_v[i0+2*j55][i1][i2][i3] = acc33
 					}
 				}
 			}
@@ -15583,20 +15285,20 @@ type ocannlCharLMBackwardPart51 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r54 *ocannlCharLMBackwardPart51) Part(j52 int) {
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r54 *ocannlCharLMBackwardPart51) Part(j56 int) {
 	scratch := r54.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j52][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j56][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j52][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j52][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_scores_1[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j56][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j56][0][i2][0])
 			}
 		}
 	} else {
@@ -15604,14 +15306,14 @@ func (r54 *ocannlCharLMBackwardPart51) Part(j52 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_qRow := &scratch.net_block_3_masked_attention_1_q[i0+2*j52][i1][i2]
+					net_block_3_masked_attention_1_qRow := &scratch.net_block_3_masked_attention_1_q[i0+2*j56][i1][i2]
 					for i3 := range 64 {
-						net_block_3_masked_attention_1_kRow := &scratch.net_block_3_masked_attention_1_k[i0+2*j52][i3][i2]
+						net_block_3_masked_attention_1_kRow := &scratch.net_block_3_masked_attention_1_k[i0+2*j56][i3][i2]
 						acc34 := float32(0)
 						for i4 := range 24 {
 							acc34 += net_block_3_masked_attention_1_qRow[i4] * net_block_3_masked_attention_1_kRow[i4]
 						}
-						scratch.net_block_3_masked_attention_1_scores_1[i0+2*j52][i1][i2][i3] = acc34
+						scratch.net_block_3_masked_attention_1_scores_1[i0+2*j56][i1][i2][i3] = acc34
 					}
 				}
 			}
@@ -15623,36 +15325,36 @@ func (r54 *ocannlCharLMBackwardPart51) Part(j52 int) {
 var ocannlCharLMBackwardPart51Records rt.Records[ocannlCharLMBackwardPart51]
 
 // ocannlCharLMBackwardPart52 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart52 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r56 *ocannlCharLMBackwardPart52) Part(j53 int) {
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r56 *ocannlCharLMBackwardPart52) Part(j57 int) {
 	mask, scratch := r56.mask, r56.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX512(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j53][i2][0], &mask[i1+8*j53][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j53][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+				ocannlMap5AVX512(&scratch.net_block_3_masked_attention_1_masked[i0+2*j57][0][i2][0], &mask[0][0], &scratch.net_block_3_masked_attention_1_scores_1[i0+2*j57][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlMap5AVX2(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j53][i2][0], &mask[i1+8*j53][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j53][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+				ocannlMap5AVX2(&scratch.net_block_3_masked_attention_1_masked[i0+2*j57][0][i2][0], &mask[0][0], &scratch.net_block_3_masked_attention_1_scores_1[i0+2*j57][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_3_masked_attention_1_scores_2V := scratch.net_block_3_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow3 := &mask[i1+8*j53]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow3 := &mask[i1]
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_scores_1Row := &scratch.net_block_3_masked_attention_1_scores_1[i0][i1+8*j53][i2]
-					net_block_3_masked_attention_1_maskedRow := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j53][i2]
+					net_block_3_masked_attention_1_scores_1Row := &scratch.net_block_3_masked_attention_1_scores_1[i0+2*j57][i1][i2]
+					net_block_3_masked_attention_1_maskedRow := &scratch.net_block_3_masked_attention_1_masked[i0+2*j57][i1][i2]
 					for i3 := range 64 {
 						r55 := float32(-1e+09)
 						if maskRow3[i3] != 0 {
@@ -15670,34 +15372,30 @@ func (r56 *ocannlCharLMBackwardPart52) Part(j53 int) {
 var ocannlCharLMBackwardPart52Records rt.Records[ocannlCharLMBackwardPart52]
 
 // ocannlCharLMBackwardPart53 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart53 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r57 *ocannlCharLMBackwardPart53) Part(j54 int) {
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r57 *ocannlCharLMBackwardPart53) Part(j58 int) {
 	scratch := r57.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 along-rows max reduction kernel, 512 rows of 64 elements into 512 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_m[i0][8*j54][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j54][0][0])
-		}
+		ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_m[2*j58][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j58][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_m[i0][8*j54][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j54][0][0])
-		}
+		ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_m[2*j58][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j58][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_maskedRow2 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j54][i2]
+					net_block_3_masked_attention_1_maskedRow2 := &scratch.net_block_3_masked_attention_1_masked[i0+2*j58][i1][i2]
 					acc35 := float32(math.Inf(-1))
 					for i3 := range 64 {
 						acc35 = max(acc35, net_block_3_masked_attention_1_maskedRow2[i3])
 					}
-					scratch.net_block_3_masked_attention_1_m[i0][i1+8*j54][i2][0] = acc35
+					scratch.net_block_3_masked_attention_1_m[i0+2*j58][i1][i2][0] = acc35
 				}
 			}
 		}
@@ -15708,30 +15406,26 @@ func (r57 *ocannlCharLMBackwardPart53) Part(j54 int) {
 var ocannlCharLMBackwardPart53Records rt.Records[ocannlCharLMBackwardPart53]
 
 // ocannlCharLMBackwardPart54 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart54 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r58 *ocannlCharLMBackwardPart54) Part(j55 int) {
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r58 *ocannlCharLMBackwardPart54) Part(j59 int) {
 	scratch := r58.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap6AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j55][0][0])
-		}
+		ocannlMap6AVX512(&scratch.net_block_3_masked_attention_1_ex[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_m[2*j59][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap6AVX2(&scratch.net_block_3_masked_attention_1_ex[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j55][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j55][0][0])
-		}
+		ocannlMap6AVX2(&scratch.net_block_3_masked_attention_1_ex[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_m[2*j59][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_maskedRow3 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j55][i2]
-					net_block_3_masked_attention_1_mV := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j55][i2][0]
-					net_block_3_masked_attention_1_exRow := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j55][i2]
+					net_block_3_masked_attention_1_maskedRow3 := &scratch.net_block_3_masked_attention_1_masked[i0+2*j59][i1][i2]
+					net_block_3_masked_attention_1_mV := scratch.net_block_3_masked_attention_1_m[i0+2*j59][i1][i2][0]
+					net_block_3_masked_attention_1_exRow := &scratch.net_block_3_masked_attention_1_ex[i0+2*j59][i1][i2]
 					for i3 := range 64 {
 						net_block_3_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_block_3_masked_attention_1_maskedRow3[i3] - net_block_3_masked_attention_1_mV)))
 					}
@@ -15745,34 +15439,30 @@ func (r58 *ocannlCharLMBackwardPart54) Part(j55 int) {
 var ocannlCharLMBackwardPart54Records rt.Records[ocannlCharLMBackwardPart54]
 
 // ocannlCharLMBackwardPart55 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart55 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r59 *ocannlCharLMBackwardPart55) Part(j56 int) {
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r59 *ocannlCharLMBackwardPart55) Part(j60 int) {
 	scratch := r59.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce3AVX512(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j56][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j56][0][0])
-		}
+		ocannlReduce3AVX512(&scratch.net_block_3_masked_attention_1_attn_1[2*j60][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j60][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce3AVX2(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j56][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j56][0][0])
-		}
+		ocannlReduce3AVX2(&scratch.net_block_3_masked_attention_1_attn_1[2*j60][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j60][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_exRow2 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j56][i2]
+					net_block_3_masked_attention_1_exRow2 := &scratch.net_block_3_masked_attention_1_ex[i0+2*j60][i1][i2]
 					acc36 := float32(0)
 					for i3 := range 64 {
 						acc36 += net_block_3_masked_attention_1_exRow2[i3]
 					}
-					scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j56][i2][0] = acc36
+					scratch.net_block_3_masked_attention_1_attn_1[i0+2*j60][i1][i2][0] = acc36
 				}
 			}
 		}
@@ -15783,30 +15473,26 @@ func (r59 *ocannlCharLMBackwardPart55) Part(j56 int) {
 var ocannlCharLMBackwardPart55Records rt.Records[ocannlCharLMBackwardPart55]
 
 // ocannlCharLMBackwardPart56 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart56 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r60 *ocannlCharLMBackwardPart56) Part(j57 int) {
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r60 *ocannlCharLMBackwardPart56) Part(j61 int) {
 	scratch := r60.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_attn[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j57][0][0])
-		}
+		ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_attn[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j61][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_attn[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j57][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j57][0][0])
-		}
+		ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_attn[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j61][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_exRow3 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j57][i2]
-					net_block_3_masked_attention_1_attn_1V := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j57][i2][0]
-					net_block_3_masked_attention_1_attnRow := &scratch.net_block_3_masked_attention_1_attn[i0][i1+8*j57][i2]
+					net_block_3_masked_attention_1_exRow3 := &scratch.net_block_3_masked_attention_1_ex[i0+2*j61][i1][i2]
+					net_block_3_masked_attention_1_attn_1V := scratch.net_block_3_masked_attention_1_attn_1[i0+2*j61][i1][i2][0]
+					net_block_3_masked_attention_1_attnRow := &scratch.net_block_3_masked_attention_1_attn[i0+2*j61][i1][i2]
 					for i3 := range 64 {
 						net_block_3_masked_attention_1_attnRow[i3] = net_block_3_masked_attention_1_exRow3[i3] / net_block_3_masked_attention_1_attn_1V
 					}
@@ -15825,20 +15511,20 @@ type ocannlCharLMBackwardPart57 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r61 *ocannlCharLMBackwardPart57) Part(j58 int) {
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r61 *ocannlCharLMBackwardPart57) Part(j62 int) {
 	scratch := r61.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j58][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j62][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j58][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j58][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_ctx[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j62][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j62][0][i2][0])
 			}
 		}
 	} else {
@@ -15846,16 +15532,16 @@ func (r61 *ocannlCharLMBackwardPart57) Part(j58 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_ctxRow := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j58][i1][i2]
+					net_block_3_masked_attention_1_ctxRow := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j62][i1][i2]
 					for i4 := 0; i4 < 64; i4 += 4 {
-						net_block_3_masked_attention_1_attnV := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4]
-						net_block_3_masked_attention_1_vRow := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4][i2]
-						net_block_3_masked_attention_1_attnV2 := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4+1]
-						net_block_3_masked_attention_1_vRow2 := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4+1][i2]
-						net_block_3_masked_attention_1_attnV3 := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4+2]
-						net_block_3_masked_attention_1_vRow3 := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4+2][i2]
-						net_block_3_masked_attention_1_attnV4 := scratch.net_block_3_masked_attention_1_attn[i0+2*j58][i1][i2][i4+3]
-						net_block_3_masked_attention_1_vRow4 := &scratch.net_block_3_masked_attention_1_v[i0+2*j58][i4+3][i2]
+						net_block_3_masked_attention_1_attnV := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4]
+						net_block_3_masked_attention_1_vRow := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4][i2]
+						net_block_3_masked_attention_1_attnV2 := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4+1]
+						net_block_3_masked_attention_1_vRow2 := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4+1][i2]
+						net_block_3_masked_attention_1_attnV3 := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4+2]
+						net_block_3_masked_attention_1_vRow3 := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4+2][i2]
+						net_block_3_masked_attention_1_attnV4 := scratch.net_block_3_masked_attention_1_attn[i0+2*j62][i1][i2][i4+3]
+						net_block_3_masked_attention_1_vRow4 := &scratch.net_block_3_masked_attention_1_v[i0+2*j62][i4+3][i2]
 						for i3 := range 24 {
 							acc37 := net_block_3_masked_attention_1_ctxRow[i3]
 							acc37 += net_block_3_masked_attention_1_attnV * net_block_3_masked_attention_1_vRow[i3]
@@ -15881,14 +15567,14 @@ type ocannlCharLMBackwardPart58 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r62 *ocannlCharLMBackwardPart58) Part(j59 int) {
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r62 *ocannlCharLMBackwardPart58) Part(j63 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r62.pNetBlock3MaskedAttention1WO, r62.scratch
 	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j59][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j59][0][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j63][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j63][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_block_3_dropout_1_x[2*j59][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j59][0][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm0AVX2(&scratch.net_block_3_dropout_1_x[2*j63][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j63][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -15897,12 +15583,12 @@ func (r62 *ocannlCharLMBackwardPart58) Part(j59 int) {
 					acc38 := float32(0)
 					for i3 := range 4 {
 						pNetBlock3MaskedAttention1WORow := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j59][i1][i3]
+						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j63][i1][i3]
 						for i4 := range 24 {
 							acc38 += pNetBlock3MaskedAttention1WORow[i4] * net_block_3_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_3_dropout_1_x[i0+2*j59][i1][i2] = acc38
+					scratch.net_block_3_dropout_1_x[i0+2*j63][i1][i2] = acc38
 				}
 			}
 		}
@@ -15913,27 +15599,27 @@ func (r62 *ocannlCharLMBackwardPart58) Part(j59 int) {
 var ocannlCharLMBackwardPart58Records rt.Records[ocannlCharLMBackwardPart58]
 
 // ocannlCharLMBackwardPart59 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart59 struct {
 	nNetBlock3Dropout1Mask *[98304]float32
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r63 *ocannlCharLMBackwardPart59) Part(j60 int) {
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r63 *ocannlCharLMBackwardPart59) Part(j64 int) {
 	nNetBlock3Dropout1Mask, scratch := r63.nNetBlock3Dropout1Mask, r63.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c = add(x0,mul(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_block_3_x1[0][8*j60][0], &scratch.net_h2[0][8*j60][0], &scratch.net_block_3_dropout_1_x[0][8*j60][0], &nNetBlock3Dropout1Mask[768*j60])
+		ocannlMap8AVX512(&scratch.net_block_3_x1[2*j64][0][0], &scratch.net_h2[2*j64][0][0], &scratch.net_block_3_dropout_1_x[2*j64][0][0], &nNetBlock3Dropout1Mask[12288*j64])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_block_3_x1[0][8*j60][0], &scratch.net_h2[0][8*j60][0], &scratch.net_block_3_dropout_1_x[0][8*j60][0], &nNetBlock3Dropout1Mask[768*j60])
+		ocannlMap8AVX2(&scratch.net_block_3_x1[2*j64][0][0], &scratch.net_h2[2*j64][0][0], &scratch.net_block_3_dropout_1_x[2*j64][0][0], &nNetBlock3Dropout1Mask[12288*j64])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h2Row5 := &scratch.net_h2[i0][i1+8*j60]
-				net_block_3_dropout_1_xRow := &scratch.net_block_3_dropout_1_x[i0][i1+8*j60]
-				nNetBlock3Dropout1MaskRow := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j60 : 6144*i0+96*i1+768*j60+96])
-				net_block_3_x1Row := &scratch.net_block_3_x1[i0][i1+8*j60]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h2Row5 := &scratch.net_h2[i0+2*j64][i1]
+				net_block_3_dropout_1_xRow := &scratch.net_block_3_dropout_1_x[i0+2*j64][i1]
+				nNetBlock3Dropout1MaskRow := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+12288*j64+96*i1 : 6144*i0+12288*j64+96*i1+96])
+				net_block_3_x1Row := &scratch.net_block_3_x1[i0+2*j64][i1]
 				for i2 := range 96 {
 					net_block_3_x1Row[i2] = net_h2Row5[i2] + (net_block_3_dropout_1_xRow[i2] * nNetBlock3Dropout1MaskRow[i2])
 				}
@@ -15946,33 +15632,29 @@ func (r63 *ocannlCharLMBackwardPart59) Part(j60 int) {
 var ocannlCharLMBackwardPart59Records rt.Records[ocannlCharLMBackwardPart59]
 
 // ocannlCharLMBackwardPart60 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart60 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r64 *ocannlCharLMBackwardPart60) Part(j61 int) {
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r64 *ocannlCharLMBackwardPart60) Part(j65 int) {
 	scratch := r64.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j61][0], &scratch.net_block_3_x1[0][i1+8*j61][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_block_3_layer_norm_2_mean_1[2*j65][0][0], &scratch.net_block_3_x1[2*j65][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j61][0], &scratch.net_block_3_x1[0][i1+8*j61][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_block_3_layer_norm_2_mean_1[2*j65][0][0], &scratch.net_block_3_x1[2*j65][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_x1Row2 := &scratch.net_block_3_x1[i0][i1+8*j61]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_x1Row2 := &scratch.net_block_3_x1[i0+2*j65][i1]
 				acc39 := float32(0)
 				for i2 := range 96 {
 					acc39 += net_block_3_x1Row2[i2]
 				}
-				scratch.net_block_3_layer_norm_2_mean_1[i0][i1+8*j61][0] = acc39
+				scratch.net_block_3_layer_norm_2_mean_1[i0+2*j65][i1][0] = acc39
 			}
 		}
 	}
@@ -15987,29 +15669,29 @@ type ocannlCharLMBackwardPart61 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r65 *ocannlCharLMBackwardPart61) Part(j62 int) {
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r65 *ocannlCharLMBackwardPart61) Part(j67 int) {
 	scratch := r65.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j62][0], &scratch.net_block_3_x1[0][i1+8*j62][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j62][0])
+			ocannlReduce1AVX512(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j67][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j62][0], &scratch.net_block_3_x1[0][i1+8*j62][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j62][0])
+			ocannlReduce1AVX2(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j67][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_x1Row3 := &scratch.net_block_3_x1[i0][i1+8*j62]
-				net_block_3_layer_norm_2_meanV := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j62][0]
+				net_block_3_x1Row3 := &scratch.net_block_3_x1[i0][i1+8*j67]
+				net_block_3_layer_norm_2_meanV := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j67][0]
 				acc40 := float32(0)
 				for i2 := range 96 {
 					acc40 += (net_block_3_x1Row3[i2] - net_block_3_layer_norm_2_meanV) * (net_block_3_x1Row3[i2] - net_block_3_layer_norm_2_meanV)
 				}
-				scratch.net_block_3_layer_norm_2_var_2[i0][i1+8*j62][0] = acc40
+				scratch.net_block_3_layer_norm_2_var_2[i0][i1+8*j67][0] = acc40
 			}
 		}
 	}
@@ -16026,25 +15708,25 @@ type ocannlCharLMBackwardPart62 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r66 *ocannlCharLMBackwardPart62) Part(j63 int) {
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r66 *ocannlCharLMBackwardPart62) Part(j68 int) {
 	pNetBlock3LayerNorm2Gamma, pNetBlock3LayerNorm2Beta, scratch := r66.pNetBlock3LayerNorm2Gamma, r66.pNetBlock3LayerNorm2Beta, r66.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_block_3_linear_2_x[0][i1+8*j63][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j63][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j63][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j63][0], &pNetBlock3LayerNorm2Beta[0])
+			ocannlMap4AVX512(&scratch.net_block_3_linear_2_x[0][i1+8*j68][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j68][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j68][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j68][0], &pNetBlock3LayerNorm2Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_block_3_linear_2_x[0][i1+8*j63][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j63][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j63][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j63][0], &pNetBlock3LayerNorm2Beta[0])
+			ocannlMap4AVX2(&scratch.net_block_3_linear_2_x[0][i1+8*j68][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j68][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j68][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j68][0], &pNetBlock3LayerNorm2Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_x1Row4 := &scratch.net_block_3_x1[i0][i1+8*j63]
-				net_block_3_layer_norm_2_meanV2 := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j63][0]
-				net_block_3_linear_2_x_3V := scratch.net_block_3_linear_2_x_3[i0][i1+8*j63][0]
-				net_block_3_linear_2_xRow := &scratch.net_block_3_linear_2_x[i0][i1+8*j63]
+				net_block_3_x1Row4 := &scratch.net_block_3_x1[i0][i1+8*j68]
+				net_block_3_layer_norm_2_meanV2 := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j68][0]
+				net_block_3_linear_2_x_3V := scratch.net_block_3_linear_2_x_3[i0][i1+8*j68][0]
+				net_block_3_linear_2_xRow := &scratch.net_block_3_linear_2_x[i0][i1+8*j68]
 				for i2 := range 96 {
 					net_block_3_linear_2_xRow[i2] = ((pNetBlock3LayerNorm2Gamma[i2] * (net_block_3_x1Row4[i2] - net_block_3_layer_norm_2_meanV2)) / net_block_3_linear_2_x_3V) + pNetBlock3LayerNorm2Beta[i2]
 				}
@@ -16063,26 +15745,26 @@ type ocannlCharLMBackwardPart63 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r67 *ocannlCharLMBackwardPart63) Part(j64 int) {
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r67 *ocannlCharLMBackwardPart63) Part(j69 int) {
 	pNetBlock3Linear2W, scratch := r67.pNetBlock3Linear2W, r67.scratch
 	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j64], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j64])
+		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j69], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j69])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j64], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j64])
+		ocannlGemm3AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j69], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j69])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_linear_2_xRow2 := &scratch.net_block_3_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					pNetBlock3Linear2WRow := (*[96]float32)(pNetBlock3Linear2W[96*i2+4608*j64 : 96*i2+4608*j64+96])
+					pNetBlock3Linear2WRow := (*[96]float32)(pNetBlock3Linear2W[96*i2+4608*j69 : 96*i2+4608*j69+96])
 					acc41 := float32(0)
 					for i3 := range 96 {
 						acc41 += pNetBlock3Linear2WRow[i3] * net_block_3_linear_2_xRow2[i3]
 					}
-					scratch.net_block_3_linear_1_x_1[i0][i1][i2+48*j64] = acc41
+					scratch.net_block_3_linear_1_x_1[i0][i1][i2+48*j69] = acc41
 				}
 			}
 		}
@@ -16099,23 +15781,23 @@ type ocannlCharLMBackwardPart64 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r68 *ocannlCharLMBackwardPart64) Part(j65 int) {
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r68 *ocannlCharLMBackwardPart64) Part(j70 int) {
 	pNetBlock3Linear2B, scratch := r68.pNetBlock3Linear2B, r68.scratch
 	// float32 pointwise kernel over 8 rows of 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap9AVX512(&scratch.net_block_3_linear_1_x[i0][8*j65][0], &scratch.net_block_3_linear_1_x_1[i0][8*j65][0], &pNetBlock3Linear2B[0])
+			ocannlMap9AVX512(&scratch.net_block_3_linear_1_x[i0][8*j70][0], &scratch.net_block_3_linear_1_x_1[i0][8*j70][0], &pNetBlock3Linear2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap9AVX2(&scratch.net_block_3_linear_1_x[i0][8*j65][0], &scratch.net_block_3_linear_1_x_1[i0][8*j65][0], &pNetBlock3Linear2B[0])
+			ocannlMap9AVX2(&scratch.net_block_3_linear_1_x[i0][8*j70][0], &scratch.net_block_3_linear_1_x_1[i0][8*j70][0], &pNetBlock3Linear2B[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_1_x_1Row := &scratch.net_block_3_linear_1_x_1[i0][i1+8*j65]
-				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j65]
+				net_block_3_linear_1_x_1Row := &scratch.net_block_3_linear_1_x_1[i0][i1+8*j70]
+				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j70]
 				for i2 := range 384 {
 					net_block_3_linear_1_xRow[i2] = rt.Gelu32(net_block_3_linear_1_x_1Row[i2] + pNetBlock3Linear2B[i2])
 				}
@@ -16134,26 +15816,26 @@ type ocannlCharLMBackwardPart65 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r69 *ocannlCharLMBackwardPart65) Part(j66 int) {
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r69 *ocannlCharLMBackwardPart65) Part(j71 int) {
 	pNetBlock3Linear1W, scratch := r69.pNetBlock3Linear1W, r69.scratch
 	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j66][0][0], &scratch.net_block_3_linear_1_x[2*j66][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j71][0][0], &scratch.net_block_3_linear_1_x[2*j71][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_3_dropout_2_x_1[2*j66][0][0], &scratch.net_block_3_linear_1_x[2*j66][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm4AVX2(&scratch.net_block_3_dropout_2_x_1[2*j71][0][0], &scratch.net_block_3_linear_1_x[2*j71][0][0], &pNetBlock3Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0+2*j66][i1]
+				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0+2*j71][i1]
 				for i2 := range 96 {
 					pNetBlock3Linear1WRow := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
 					acc42 := float32(0)
 					for i3 := range 384 {
 						acc42 += pNetBlock3Linear1WRow[i3] * net_block_3_linear_1_xRow2[i3]
 					}
-					scratch.net_block_3_dropout_2_x_1[i0+2*j66][i1][i2] = acc42
+					scratch.net_block_3_dropout_2_x_1[i0+2*j71][i1][i2] = acc42
 				}
 			}
 		}
@@ -16164,32 +15846,28 @@ func (r69 *ocannlCharLMBackwardPart65) Part(j66 int) {
 var ocannlCharLMBackwardPart65Records rt.Records[ocannlCharLMBackwardPart65]
 
 // ocannlCharLMBackwardPart66 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart66 struct {
 	pNetBlock3Linear1B     *[96]float32
 	nNetBlock3Dropout2Mask *[98304]float32
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r70 *ocannlCharLMBackwardPart66) Part(j67 int) {
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r70 *ocannlCharLMBackwardPart66) Part(j72 int) {
 	pNetBlock3Linear1B, nNetBlock3Dropout2Mask, scratch := r70.pNetBlock3Linear1B, r70.nNetBlock3Dropout2Mask, r70.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c = add(x0,mul(add(x1,x2),x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap10AVX512(&scratch.net_h3[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_dropout_2_x_1[0][i1+8*j67][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[96*i1+768*j67])
-		}
+		ocannlMap10AVX512(&scratch.net_h3[2*j72][0][0], &scratch.net_block_3_x1[2*j72][0][0], &scratch.net_block_3_dropout_2_x_1[2*j72][0][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[12288*j72])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap10AVX2(&scratch.net_h3[0][i1+8*j67][0], &scratch.net_block_3_x1[0][i1+8*j67][0], &scratch.net_block_3_dropout_2_x_1[0][i1+8*j67][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[96*i1+768*j67])
-		}
+		ocannlMap10AVX2(&scratch.net_h3[2*j72][0][0], &scratch.net_block_3_x1[2*j72][0][0], &scratch.net_block_3_dropout_2_x_1[2*j72][0][0], &pNetBlock3Linear1B[0], &nNetBlock3Dropout2Mask[12288*j72])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_x1Row5 := &scratch.net_block_3_x1[i0][i1+8*j67]
-				net_block_3_dropout_2_x_1Row := &scratch.net_block_3_dropout_2_x_1[i0][i1+8*j67]
-				nNetBlock3Dropout2MaskRow := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j67 : 6144*i0+96*i1+768*j67+96])
-				net_h3Row := &scratch.net_h3[i0][i1+8*j67]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_x1Row5 := &scratch.net_block_3_x1[i0+2*j72][i1]
+				net_block_3_dropout_2_x_1Row := &scratch.net_block_3_dropout_2_x_1[i0+2*j72][i1]
+				nNetBlock3Dropout2MaskRow := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+12288*j72+96*i1 : 6144*i0+12288*j72+96*i1+96])
+				net_h3Row := &scratch.net_h3[i0+2*j72][i1]
 				for i2 := range 96 {
 					net_h3Row[i2] = net_block_3_x1Row5[i2] + ((net_block_3_dropout_2_x_1Row[i2] + pNetBlock3Linear1B[i2]) * nNetBlock3Dropout2MaskRow[i2])
 				}
@@ -16202,33 +15880,29 @@ func (r70 *ocannlCharLMBackwardPart66) Part(j67 int) {
 var ocannlCharLMBackwardPart66Records rt.Records[ocannlCharLMBackwardPart66]
 
 // ocannlCharLMBackwardPart67 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart67 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r71 *ocannlCharLMBackwardPart67) Part(j68 int) {
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r71 *ocannlCharLMBackwardPart67) Part(j73 int) {
 	scratch := r71.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+8*j68][0], &scratch.net_h3[0][i1+8*j68][0])
-		}
+		ocannlReduce4AVX512(&scratch.net_layer_norm_1_mean_1[2*j73][0][0], &scratch.net_h3[2*j73][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+8*j68][0], &scratch.net_h3[0][i1+8*j68][0])
-		}
+		ocannlReduce4AVX2(&scratch.net_layer_norm_1_mean_1[2*j73][0][0], &scratch.net_h3[2*j73][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h3Row2 := &scratch.net_h3[i0][i1+8*j68]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h3Row2 := &scratch.net_h3[i0+2*j73][i1]
 				acc43 := float32(0)
 				for i2 := range 96 {
 					acc43 += net_h3Row2[i2]
 				}
-				scratch.net_layer_norm_1_mean_1[i0][i1+8*j68][0] = acc43
+				scratch.net_layer_norm_1_mean_1[i0+2*j73][i1][0] = acc43
 			}
 		}
 	}
@@ -16243,29 +15917,29 @@ type ocannlCharLMBackwardPart68 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r72 *ocannlCharLMBackwardPart68) Part(j69 int) {
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r72 *ocannlCharLMBackwardPart68) Part(j75 int) {
 	scratch := r72.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add mul(sub(x0,x1),sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+8*j69][0], &scratch.net_h3[0][i1+8*j69][0], &scratch.net_layer_norm_1_mean[0][i1+8*j69][0])
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+8*j75][0], &scratch.net_h3[0][i1+8*j75][0], &scratch.net_layer_norm_1_mean[0][i1+8*j75][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+8*j69][0], &scratch.net_h3[0][i1+8*j69][0], &scratch.net_layer_norm_1_mean[0][i1+8*j69][0])
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+8*j75][0], &scratch.net_h3[0][i1+8*j75][0], &scratch.net_layer_norm_1_mean[0][i1+8*j75][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h3Row3 := &scratch.net_h3[i0][i1+8*j69]
-				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1+8*j69][0]
+				net_h3Row3 := &scratch.net_h3[i0][i1+8*j75]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1+8*j75][0]
 				acc44 := float32(0)
 				for i2 := range 96 {
 					acc44 += (net_h3Row3[i2] - net_layer_norm_1_meanV) * (net_h3Row3[i2] - net_layer_norm_1_meanV)
 				}
-				scratch.net_layer_norm_1_var_2[i0][i1+8*j69][0] = acc44
+				scratch.net_layer_norm_1_var_2[i0][i1+8*j75][0] = acc44
 			}
 		}
 	}
@@ -16282,25 +15956,25 @@ type ocannlCharLMBackwardPart69 struct {
 	scratch             *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r73 *ocannlCharLMBackwardPart69) Part(j70 int) {
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r73 *ocannlCharLMBackwardPart69) Part(j76 int) {
 	pNetLayerNorm1Gamma, pNetLayerNorm1Beta, scratch := r73.pNetLayerNorm1Gamma, r73.pNetLayerNorm1Beta, r73.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c = add(div(mul(x0,sub(x1,x2)),x3),x4)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap4AVX512(&scratch.net_linear_1_x[0][i1+8*j70][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j70][0], &scratch.net_layer_norm_1_mean[0][i1+8*j70][0], &scratch.net_linear_1_x_3[0][i1+8*j70][0], &pNetLayerNorm1Beta[0])
+			ocannlMap4AVX512(&scratch.net_linear_1_x[0][i1+8*j76][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j76][0], &scratch.net_layer_norm_1_mean[0][i1+8*j76][0], &scratch.net_linear_1_x_3[0][i1+8*j76][0], &pNetLayerNorm1Beta[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap4AVX2(&scratch.net_linear_1_x[0][i1+8*j70][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j70][0], &scratch.net_layer_norm_1_mean[0][i1+8*j70][0], &scratch.net_linear_1_x_3[0][i1+8*j70][0], &pNetLayerNorm1Beta[0])
+			ocannlMap4AVX2(&scratch.net_linear_1_x[0][i1+8*j76][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j76][0], &scratch.net_layer_norm_1_mean[0][i1+8*j76][0], &scratch.net_linear_1_x_3[0][i1+8*j76][0], &pNetLayerNorm1Beta[0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h3Row4 := &scratch.net_h3[i0][i1+8*j70]
-				net_layer_norm_1_meanV2 := scratch.net_layer_norm_1_mean[i0][i1+8*j70][0]
-				net_linear_1_x_3V := scratch.net_linear_1_x_3[i0][i1+8*j70][0]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1+8*j70]
+				net_h3Row4 := &scratch.net_h3[i0][i1+8*j76]
+				net_layer_norm_1_meanV2 := scratch.net_layer_norm_1_mean[i0][i1+8*j76][0]
+				net_linear_1_x_3V := scratch.net_linear_1_x_3[i0][i1+8*j76][0]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1+8*j76]
 				for i2 := range 96 {
 					net_linear_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * (net_h3Row4[i2] - net_layer_norm_1_meanV2)) / net_linear_1_x_3V) + pNetLayerNorm1Beta[i2]
 				}
@@ -16319,26 +15993,26 @@ type ocannlCharLMBackwardPart70 struct {
 	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r74 *ocannlCharLMBackwardPart70) Part(j71 int) {
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r74 *ocannlCharLMBackwardPart70) Part(j77 int) {
 	pNetLinear1W, scratch := r74.pNetLinear1W, r74.scratch
 	// float32 dot kernel M=1024 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j71], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j71])
+		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j77], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j77])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j71], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j71])
+		ocannlGemm5AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j77], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j77])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 16 {
-					pNetLinear1WRow := (*[96]float32)(pNetLinear1W[96*i2+1536*j71 : 96*i2+1536*j71+96])
+					pNetLinear1WRow := (*[96]float32)(pNetLinear1W[96*i2+1536*j77 : 96*i2+1536*j77+96])
 					acc45 := float32(0)
 					for i3 := range 96 {
 						acc45 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
-					scratch.train_cross_entropy_1_logits_1[i0][i1][i2+16*j71] = acc45
+					scratch.train_cross_entropy_1_logits_1[i0][i1][i2+16*j77] = acc45
 				}
 			}
 		}
@@ -16355,28 +16029,28 @@ type ocannlCharLMBackwardPart71 struct {
 	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r75 *ocannlCharLMBackwardPart71) Part(j72 int) {
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r75 *ocannlCharLMBackwardPart71) Part(j78 int) {
 	pNetLinear1B, scratch := r75.pNetLinear1B, r75.scratch
 	// float32 along-rows max reduction kernel, 16 rows of 128 elements into 16 cells (c = -Inf max add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[0][i1+8*j72][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j72][0], &pNetLinear1B[0])
+			ocannlReduce5AVX512(&scratch.train_cross_entropy_1_m[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j78][0], &pNetLinear1B[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[0][i1+8*j72][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j72][0], &pNetLinear1B[0])
+			ocannlReduce5AVX2(&scratch.train_cross_entropy_1_m[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j78][0], &pNetLinear1B[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j72]
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j78]
 				acc46 := float32(math.Inf(-1))
 				for i2 := range 128 {
 					acc46 = max(acc46, train_cross_entropy_1_logits_1Row[i2]+pNetLinear1B[i2])
 				}
-				scratch.train_cross_entropy_1_m[i0][i1+8*j72][0] = acc46
+				scratch.train_cross_entropy_1_m[i0][i1+8*j78][0] = acc46
 			}
 		}
 	}
@@ -16392,24 +16066,24 @@ type ocannlCharLMBackwardPart72 struct {
 	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r76 *ocannlCharLMBackwardPart72) Part(j73 int) {
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r76 *ocannlCharLMBackwardPart72) Part(j79 int) {
 	pNetLinear1B, scratch := r76.pNetLinear1B, r76.scratch
 	// float32 pointwise kernel over 8 rows of 128 elements (c = exp(sub(add(x0,x1),x2))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j73][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j73][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j73][0])
+			ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j79][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j79][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j79][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j73][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j73][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j73][0])
+			ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j79][0], &scratch.train_cross_entropy_1_logits_1[i0][8*j79][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[i0][8*j79][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row2 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j73]
-				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1+8*j73][0]
-				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j73]
+				train_cross_entropy_1_logits_1Row2 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j79]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][i1+8*j79][0]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j79]
 				for i2 := range 128 {
 					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64((train_cross_entropy_1_logits_1Row2[i2] + pNetLinear1B[i2]) - train_cross_entropy_1_mV)))
 				}
@@ -16427,28 +16101,28 @@ type ocannlCharLMBackwardPart73 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r77 *ocannlCharLMBackwardPart73) Part(j74 int) {
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r77 *ocannlCharLMBackwardPart73) Part(j80 int) {
 	scratch := r77.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 128 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j74][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j74][0])
+			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j80][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j80][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j74][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j74][0])
+			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j80][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j80][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j74]
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j80]
 				acc47 := float32(0)
 				for i2 := range 128 {
 					acc47 += train_cross_entropy_1_logp_1Row2[i2]
 				}
-				scratch.train_cross_entropy_1_logp_2[i0][i1+8*j74][0] = acc47
+				scratch.train_cross_entropy_1_logp_2[i0][i1+8*j80][0] = acc47
 			}
 		}
 	}
@@ -16464,25 +16138,25 @@ type ocannlCharLMBackwardPart74 struct {
 	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r78 *ocannlCharLMBackwardPart74) Part(j75 int) {
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r78 *ocannlCharLMBackwardPart74) Part(j81 int) {
 	pNetLinear1B, scratch := r78.pNetLinear1B, r78.scratch
 	// float32 pointwise kernel over 16 rows of 128 elements (c = sub(sub(add(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap13AVX512(&scratch.train_cross_entropy_1_logp[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j75][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j75][0])
+			ocannlMap13AVX512(&scratch.train_cross_entropy_1_logp[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j81][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j81][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap13AVX2(&scratch.train_cross_entropy_1_logp[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j75][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j75][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j75][0])
+			ocannlMap13AVX2(&scratch.train_cross_entropy_1_logp[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j81][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j81][0], &scratch.train_cross_entropy_1_logp_3[0][i1+8*j81][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row3 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j75]
-				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j75][0]
-				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][i1+8*j75][0]
-				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1+8*j75]
+				train_cross_entropy_1_logits_1Row3 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j81]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j81][0]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][i1+8*j81][0]
+				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1+8*j81]
 				for i2 := range 128 {
 					train_cross_entropy_1_logpRow[i2] = ((train_cross_entropy_1_logits_1Row3[i2] + pNetLinear1B[i2]) - train_cross_entropy_1_mV2) - train_cross_entropy_1_logp_3V
 				}
@@ -16502,18 +16176,18 @@ type ocannlCharLMBackwardPart75 struct {
 	scratch             *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r79 *ocannlCharLMBackwardPart75) Part(j76 int) {
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r79 *ocannlCharLMBackwardPart75) Part(j82 int) {
 	gNetEmbedding1Table, gNetPos, scratch := r79.gNetEmbedding1Table, r79.gNetPos, r79.scratch
-	clear(gNetEmbedding1Table[1536*j76 : 1536*j76+1536])
-	clear(gNetPos[768*j76 : 768*j76+768])
-	clear(scratch.net_block_1_masked_attention_1_m_grad[2*j76 : 2*j76+2])
-	clear(scratch.net_block_1_masked_attention_1_attn_1_grad[2*j76 : 2*j76+2])
-	clear(scratch.net_block_2_masked_attention_1_m_grad[2*j76 : 2*j76+2])
-	clear(scratch.net_block_2_masked_attention_1_attn_1_grad[2*j76 : 2*j76+2])
-	clear(scratch.net_block_3_masked_attention_1_m_grad[2*j76 : 2*j76+2])
-	clear(scratch.net_block_3_masked_attention_1_attn_1_grad[2*j76 : 2*j76+2])
-	clear(scratch.train_cross_entropy_1_logp_grad[2*j76 : 2*j76+2])
+	clear(gNetEmbedding1Table[1536*j82 : 1536*j82+1536])
+	clear(gNetPos[768*j82 : 768*j82+768])
+	clear(scratch.net_block_1_masked_attention_1_m_grad[2*j82 : 2*j82+2])
+	clear(scratch.net_block_1_masked_attention_1_attn_1_grad[2*j82 : 2*j82+2])
+	clear(scratch.net_block_2_masked_attention_1_m_grad[2*j82 : 2*j82+2])
+	clear(scratch.net_block_2_masked_attention_1_attn_1_grad[2*j82 : 2*j82+2])
+	clear(scratch.net_block_3_masked_attention_1_m_grad[2*j82 : 2*j82+2])
+	clear(scratch.net_block_3_masked_attention_1_attn_1_grad[2*j82 : 2*j82+2])
+	clear(scratch.train_cross_entropy_1_logp_grad[2*j82 : 2*j82+2])
 }
 
 // ocannlCharLMBackwardPart75Records holds the free ocannlCharLMBackwardPart75 records.
@@ -16525,28 +16199,28 @@ type ocannlCharLMBackwardPart76 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r80 *ocannlCharLMBackwardPart76) Part(j77 int) {
+// Part runs part j83 of the nest (0 <= j83 < 8).
+func (r80 *ocannlCharLMBackwardPart76) Part(j83 int) {
 	scratch := r80.scratch
 	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce7AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j77][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j77][0])
+			ocannlReduce8AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j83][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j83][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce7AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j77][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j77][0])
+			ocannlReduce8AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j83][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j83][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j77]
-				acc49 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j77][0]
+				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j83]
+				acc49 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j83][0]
 				for i2 := range 128 {
 					acc49 -= train_cross_entropy_1_logp_gradRow[i2]
 				}
-				scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j77][0] = acc49
+				scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j83][0] = acc49
 			}
 		}
 	}
@@ -16561,24 +16235,24 @@ type ocannlCharLMBackwardPart77 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r81 *ocannlCharLMBackwardPart77) Part(j78 int) {
+// Part runs part j84 of the nest (0 <= j84 < 8).
+func (r81 *ocannlCharLMBackwardPart77) Part(j84 int) {
 	scratch := r81.scratch
 	// float32 pointwise kernel over 16 rows of 128 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j78][0])
+			ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j84][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j84][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j84][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j78][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j78][0])
+			ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j84][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j84][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j84][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1+8*j78][0]
-				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j78]
-				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j78]
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1+8*j84][0]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j84]
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j84]
 				for i2 := range 128 {
 					train_cross_entropy_1_logp_gradRow2[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 				}
@@ -16596,28 +16270,28 @@ type ocannlCharLMBackwardPart78 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r82 *ocannlCharLMBackwardPart78) Part(j79 int) {
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r82 *ocannlCharLMBackwardPart78) Part(j85 int) {
 	scratch := r82.scratch
 	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j79][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j79][0])
+			ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j85][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j85][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j79][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j79][0])
+			ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j85][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j85][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j79]
-				acc50 := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j79][0]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j85]
+				acc50 := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j85][0]
 				for i2 := range 128 {
 					acc50 -= train_cross_entropy_1_logp_gradRow3[i2]
 				}
-				scratch.train_cross_entropy_1_m_grad[i0][i1+8*j79][0] = acc50
+				scratch.train_cross_entropy_1_m_grad[i0][i1+8*j85][0] = acc50
 			}
 		}
 	}
@@ -16633,25 +16307,25 @@ type ocannlCharLMBackwardPart79 struct {
 	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r85 *ocannlCharLMBackwardPart79) Part(j82 int) {
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r85 *ocannlCharLMBackwardPart79) Part(j88 int) {
 	pNetLinear1B, scratch := r85.pNetLinear1B, r85.scratch
 	// float32 along-rows min reduction kernel, 16 rows of 128 elements into 16 cells (c = c min where(eq(add(x0,x1),x2),x3,128)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j82][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j82][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j82][0], &scratch.ordinals_1[0])
+			ocannlReduce9AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j88][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j88][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j88][0], &scratch.ordinals_1[0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j82][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j82][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j82][0], &scratch.ordinals_1[0])
+			ocannlReduce9AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j88][0], &scratch.train_cross_entropy_1_logits_1[0][i1+8*j88][0], &pNetLinear1B[0], &scratch.train_cross_entropy_1_m[0][i1+8*j88][0], &scratch.ordinals_1[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logits_1Row4 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j82]
-				train_cross_entropy_1_mV3 := scratch.train_cross_entropy_1_m[i0][i1+8*j82][0]
-				acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j82][0]
+				train_cross_entropy_1_logits_1Row4 := &scratch.train_cross_entropy_1_logits_1[i0][i1+8*j88]
+				train_cross_entropy_1_mV3 := scratch.train_cross_entropy_1_m[i0][i1+8*j88][0]
+				acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j88][0]
 				for i2 := range 128 {
 					var r83 float32
 					if (train_cross_entropy_1_logits_1Row4[i2] + pNetLinear1B[i2]) == train_cross_entropy_1_mV3 {
@@ -16663,7 +16337,7 @@ func (r85 *ocannlCharLMBackwardPart79) Part(j82 int) {
 					}
 					acc51 = min(acc51, r84)
 				}
-				scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j82][0] = acc51
+				scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j88][0] = acc51
 			}
 		}
 	}
@@ -16678,24 +16352,24 @@ type ocannlCharLMBackwardPart80 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r88 *ocannlCharLMBackwardPart80) Part(j83 int) {
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r88 *ocannlCharLMBackwardPart80) Part(j89 int) {
 	scratch := r88.scratch
 	// float32 pointwise kernel over 16 rows of 128 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap17AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j83][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j83][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j83][0])
+			ocannlMap17AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j89][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j89][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j89][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap17AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j83][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j83][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j83][0])
+			ocannlMap17AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j89][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j89][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j89][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_m_argmax_150V := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j83][0]
-				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j83][0]
-				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j83]
+				train_cross_entropy_1_m_argmax_150V := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j89][0]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j89][0]
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j89]
 				for i2 := range 128 {
 					var r86 float32
 					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_150V {
@@ -16722,24 +16396,24 @@ type ocannlCharLMBackwardPart81 struct {
 	gNetLinear1BPartial [8][128]float32
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r89 *ocannlCharLMBackwardPart81) Part(j84 int) {
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r89 *ocannlCharLMBackwardPart81) Part(j90 int) {
 	scratch, gNetLinear1BPartial := r89.scratch, &r89.gNetLinear1BPartial
-	gNetLinear1BPartial[j84] = [128]float32{}
+	gNetLinear1BPartial[j90] = [128]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLinear1BPartial[j84][0], &scratch.train_cross_entropy_1_logp_grad[2*j84][0][0])
+		ocannlReduce10AVX512(&gNetLinear1BPartial[j90][0], &scratch.train_cross_entropy_1_logp_grad[2*j90][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLinear1BPartial[j84][0], &scratch.train_cross_entropy_1_logp_grad[2*j84][0][0])
+		ocannlReduce10AVX2(&gNetLinear1BPartial[j90][0], &scratch.train_cross_entropy_1_logp_grad[2*j90][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j84]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j90]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j84][i1]
-				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j84][i1+1]
-				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j84][i1+2]
-				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j84][i1+3]
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j90][i1]
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j90][i1+1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j90][i1+2]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j90][i1+3]
 				for i2 := range 128 {
 					acc52 := gNetLinear1BPartialRow[i2]
 					acc52 += train_cross_entropy_1_logp_gradRow5[i2]
@@ -16763,21 +16437,21 @@ type ocannlCharLMBackwardPart82 struct {
 	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 8).
-func (r90 *ocannlCharLMBackwardPart82) Part(j86 int) {
+// Part runs part j92 of the nest (0 <= j92 < 8).
+func (r90 *ocannlCharLMBackwardPart82) Part(j92 int) {
 	gNetLinear1W, scratch := r90.gNetLinear1W, r90.scratch
 	// float32 broadcast kernel M=16 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&gNetLinear1W[1536*j86], &scratch.train_cross_entropy_1_logp_grad[0][0][16*j86], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm6AVX512(&gNetLinear1W[1536*j92], &scratch.train_cross_entropy_1_logp_grad[0][0][16*j92], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&gNetLinear1W[1536*j86], &scratch.train_cross_entropy_1_logp_grad[0][0][16*j86], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm6AVX2(&gNetLinear1W[1536*j92], &scratch.train_cross_entropy_1_logp_grad[0][0][16*j92], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 16 {
-					train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+16*j86]
-					gNetLinear1WRow := (*[96]float32)(gNetLinear1W[96*i2+1536*j86 : 96*i2+1536*j86+96])
+					train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+16*j92]
+					gNetLinear1WRow := (*[96]float32)(gNetLinear1W[96*i2+1536*j92 : 96*i2+1536*j92+96])
 					for i3 := range 96 {
 						gNetLinear1WRow[i3] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i3]
 					}
@@ -16797,28 +16471,28 @@ type ocannlCharLMBackwardPart83 struct {
 	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r91 *ocannlCharLMBackwardPart83) Part(j87 int) {
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r91 *ocannlCharLMBackwardPart83) Part(j93 int) {
 	pNetLinear1W, scratch := r91.pNetLinear1W, r91.scratch
 	// float32 broadcast kernel M=128 N=96 K=128: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&scratch.net_linear_1_x_grad[2*j87][0][0], &scratch.train_cross_entropy_1_logp_grad[2*j87][0][0], &pNetLinear1W[0])
+		ocannlGemm7AVX512(&scratch.net_linear_1_x_grad[2*j93][0][0], &scratch.train_cross_entropy_1_logp_grad[2*j93][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&scratch.net_linear_1_x_grad[2*j87][0][0], &scratch.train_cross_entropy_1_logp_grad[2*j87][0][0], &pNetLinear1W[0])
+		ocannlGemm7AVX2(&scratch.net_linear_1_x_grad[2*j93][0][0], &scratch.train_cross_entropy_1_logp_grad[2*j93][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+2*j87][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+2*j93][i1]
 				for i2 := 0; i2 < 128; i2 += 4 {
 					pNetLinear1WRow2 := (*[96]float32)(pNetLinear1W[96*i2 : 96*i2+96])
-					train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+2*j87][i1][i2]
+					train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+2*j93][i1][i2]
 					pNetLinear1WRow3 := (*[96]float32)(pNetLinear1W[96*i2+96 : 96*i2+192])
-					train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+2*j87][i1][i2+1]
+					train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+2*j93][i1][i2+1]
 					pNetLinear1WRow4 := (*[96]float32)(pNetLinear1W[96*i2+192 : 96*i2+288])
-					train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+2*j87][i1][i2+2]
+					train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+2*j93][i1][i2+2]
 					pNetLinear1WRow5 := (*[96]float32)(pNetLinear1W[96*i2+288 : 96*i2+384])
-					train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+2*j87][i1][i2+3]
+					train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+2*j93][i1][i2+3]
 					for i3 := range 96 {
 						acc54 := net_linear_1_x_gradRow[i3]
 						acc54 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logp_gradV2
@@ -16843,24 +16517,24 @@ type ocannlCharLMBackwardPart84 struct {
 	gNetLayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 8).
-func (r92 *ocannlCharLMBackwardPart84) Part(j88 int) {
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r92 *ocannlCharLMBackwardPart84) Part(j94 int) {
 	scratch, gNetLayerNorm1BetaPartial := r92.scratch, &r92.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j88] = [96]float32{}
+	gNetLayerNorm1BetaPartial[j94] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetLayerNorm1BetaPartial[j88][0], &scratch.net_linear_1_x_grad[2*j88][0][0])
+		ocannlReduce11AVX512(&gNetLayerNorm1BetaPartial[j94][0], &scratch.net_linear_1_x_grad[2*j94][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1BetaPartial[j88][0], &scratch.net_linear_1_x_grad[2*j88][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1BetaPartial[j94][0], &scratch.net_linear_1_x_grad[2*j94][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j88]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j94]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+2*j88][i1]
-				net_linear_1_x_gradRow3 := &scratch.net_linear_1_x_grad[i0+2*j88][i1+1]
-				net_linear_1_x_gradRow4 := &scratch.net_linear_1_x_grad[i0+2*j88][i1+2]
-				net_linear_1_x_gradRow5 := &scratch.net_linear_1_x_grad[i0+2*j88][i1+3]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+2*j94][i1]
+				net_linear_1_x_gradRow3 := &scratch.net_linear_1_x_grad[i0+2*j94][i1+1]
+				net_linear_1_x_gradRow4 := &scratch.net_linear_1_x_grad[i0+2*j94][i1+2]
+				net_linear_1_x_gradRow5 := &scratch.net_linear_1_x_grad[i0+2*j94][i1+3]
 				for i2 := range 96 {
 					acc55 := gNetLayerNorm1BetaPartialRow[i2]
 					acc55 += net_linear_1_x_gradRow2[i2]
@@ -16878,29 +16552,25 @@ func (r92 *ocannlCharLMBackwardPart84) Part(j88 int) {
 var ocannlCharLMBackwardPart84Records rt.Records[ocannlCharLMBackwardPart84]
 
 // ocannlCharLMBackwardPart85 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart85 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r93 *ocannlCharLMBackwardPart85) Part(j90 int) {
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r93 *ocannlCharLMBackwardPart85) Part(j96 int) {
 	scratch := r93.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap18AVX512(&scratch.net_linear_1_x_1_grad[i0][8*j90][0], &scratch.net_linear_1_x_grad[i0][8*j90][0], &scratch.net_linear_1_x_3[i0][8*j90][0])
-		}
+		ocannlMap18AVX512(&scratch.net_linear_1_x_1_grad[2*j96][0][0], &scratch.net_linear_1_x_grad[2*j96][0][0], &scratch.net_linear_1_x_3[2*j96][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap18AVX2(&scratch.net_linear_1_x_1_grad[i0][8*j90][0], &scratch.net_linear_1_x_grad[i0][8*j90][0], &scratch.net_linear_1_x_3[i0][8*j90][0])
-		}
+		ocannlMap18AVX2(&scratch.net_linear_1_x_1_grad[2*j96][0][0], &scratch.net_linear_1_x_grad[2*j96][0][0], &scratch.net_linear_1_x_3[2*j96][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_linear_1_x_gradRow6 := &scratch.net_linear_1_x_grad[i0][i1+8*j90]
-				net_linear_1_x_3V2 := scratch.net_linear_1_x_3[i0][i1+8*j90][0]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1+8*j90]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_linear_1_x_gradRow6 := &scratch.net_linear_1_x_grad[i0+2*j96][i1]
+				net_linear_1_x_3V2 := scratch.net_linear_1_x_3[i0+2*j96][i1][0]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+2*j96][i1]
 				for i2 := range 96 {
 					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_gradRow6[i2] / net_linear_1_x_3V2
 				}
@@ -16913,37 +16583,33 @@ func (r93 *ocannlCharLMBackwardPart85) Part(j90 int) {
 var ocannlCharLMBackwardPart85Records rt.Records[ocannlCharLMBackwardPart85]
 
 // ocannlCharLMBackwardPart86 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart86 struct {
 	pNetLayerNorm1Gamma *[96]float32
 	scratch             *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r94 *ocannlCharLMBackwardPart86) Part(j91 int) {
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r94 *ocannlCharLMBackwardPart86) Part(j97 int) {
 	pNetLayerNorm1Gamma, scratch := r94.pNetLayerNorm1Gamma, r94.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_linear_1_x_3_grad[0][i1+8*j91][0], &scratch.net_linear_1_x_grad[0][i1+8*j91][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j91][0], &scratch.net_layer_norm_1_mean[0][i1+8*j91][0], &scratch.net_linear_1_x_3[0][i1+8*j91][0])
-		}
+		ocannlReduce12AVX512(&scratch.net_linear_1_x_3_grad[2*j97][0][0], &scratch.net_linear_1_x_grad[2*j97][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[2*j97][0][0], &scratch.net_layer_norm_1_mean[2*j97][0][0], &scratch.net_linear_1_x_3[2*j97][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j91][0], &scratch.net_linear_1_x_grad[0][i1+8*j91][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[0][i1+8*j91][0], &scratch.net_layer_norm_1_mean[0][i1+8*j91][0], &scratch.net_linear_1_x_3[0][i1+8*j91][0])
-		}
+		ocannlReduce12AVX2(&scratch.net_linear_1_x_3_grad[2*j97][0][0], &scratch.net_linear_1_x_grad[2*j97][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_h3[2*j97][0][0], &scratch.net_layer_norm_1_mean[2*j97][0][0], &scratch.net_linear_1_x_3[2*j97][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0][i1+8*j91]
-				net_h3Row5 := &scratch.net_h3[i0][i1+8*j91]
-				net_layer_norm_1_meanV3 := scratch.net_layer_norm_1_mean[i0][i1+8*j91][0]
-				v := scratch.net_linear_1_x_3[i0][i1+8*j91][0] * scratch.net_linear_1_x_3[i0][i1+8*j91][0]
-				acc57 := scratch.net_linear_1_x_3_grad[i0][i1+8*j91][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0+2*j97][i1]
+				net_h3Row5 := &scratch.net_h3[i0+2*j97][i1]
+				net_layer_norm_1_meanV3 := scratch.net_layer_norm_1_mean[i0+2*j97][i1][0]
+				v := scratch.net_linear_1_x_3[i0+2*j97][i1][0] * scratch.net_linear_1_x_3[i0+2*j97][i1][0]
+				acc57 := scratch.net_linear_1_x_3_grad[i0+2*j97][i1][0]
 				for i2 := range 96 {
 					acc57 += net_linear_1_x_gradRow7[i2] * (-((pNetLayerNorm1Gamma[i2] * (net_h3Row5[i2] - net_layer_norm_1_meanV3)) / v))
 				}
-				scratch.net_linear_1_x_3_grad[i0][i1+8*j91][0] = acc57
+				scratch.net_linear_1_x_3_grad[i0+2*j97][i1][0] = acc57
 			}
 		}
 	}
@@ -16959,32 +16625,32 @@ type ocannlCharLMBackwardPart87 struct {
 	gNetLayerNorm1GammaPartial [8][96]float32
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r95 *ocannlCharLMBackwardPart87) Part(j92 int) {
+// Part runs part j99 of the nest (0 <= j99 < 8).
+func (r95 *ocannlCharLMBackwardPart87) Part(j99 int) {
 	scratch, gNetLayerNorm1GammaPartial := r95.scratch, &r95.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j92] = [96]float32{}
+	gNetLayerNorm1GammaPartial[j99] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetLayerNorm1GammaPartial[j92][0], &scratch.net_linear_1_x_1_grad[2*j92][0][0], &scratch.net_h3[2*j92][0][0], &scratch.net_layer_norm_1_mean[2*j92][0][0])
+		ocannlReduce13AVX512(&gNetLayerNorm1GammaPartial[j99][0], &scratch.net_linear_1_x_1_grad[2*j99][0][0], &scratch.net_h3[2*j99][0][0], &scratch.net_layer_norm_1_mean[2*j99][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetLayerNorm1GammaPartial[j92][0], &scratch.net_linear_1_x_1_grad[2*j92][0][0], &scratch.net_h3[2*j92][0][0], &scratch.net_layer_norm_1_mean[2*j92][0][0])
+		ocannlReduce13AVX2(&gNetLayerNorm1GammaPartial[j99][0], &scratch.net_linear_1_x_1_grad[2*j99][0][0], &scratch.net_h3[2*j99][0][0], &scratch.net_layer_norm_1_mean[2*j99][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j92]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j99]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_linear_1_x_1_gradRow2 := &scratch.net_linear_1_x_1_grad[i0+2*j92][i1]
-				net_h3Row6 := &scratch.net_h3[i0+2*j92][i1]
-				net_layer_norm_1_meanV4 := scratch.net_layer_norm_1_mean[i0+2*j92][i1][0]
-				net_linear_1_x_1_gradRow3 := &scratch.net_linear_1_x_1_grad[i0+2*j92][i1+1]
-				net_h3Row7 := &scratch.net_h3[i0+2*j92][i1+1]
-				net_layer_norm_1_meanV5 := scratch.net_layer_norm_1_mean[i0+2*j92][i1+1][0]
-				net_linear_1_x_1_gradRow4 := &scratch.net_linear_1_x_1_grad[i0+2*j92][i1+2]
-				net_h3Row8 := &scratch.net_h3[i0+2*j92][i1+2]
-				net_layer_norm_1_meanV6 := scratch.net_layer_norm_1_mean[i0+2*j92][i1+2][0]
-				net_linear_1_x_1_gradRow5 := &scratch.net_linear_1_x_1_grad[i0+2*j92][i1+3]
-				net_h3Row9 := &scratch.net_h3[i0+2*j92][i1+3]
-				net_layer_norm_1_meanV7 := scratch.net_layer_norm_1_mean[i0+2*j92][i1+3][0]
+				net_linear_1_x_1_gradRow2 := &scratch.net_linear_1_x_1_grad[i0+2*j99][i1]
+				net_h3Row6 := &scratch.net_h3[i0+2*j99][i1]
+				net_layer_norm_1_meanV4 := scratch.net_layer_norm_1_mean[i0+2*j99][i1][0]
+				net_linear_1_x_1_gradRow3 := &scratch.net_linear_1_x_1_grad[i0+2*j99][i1+1]
+				net_h3Row7 := &scratch.net_h3[i0+2*j99][i1+1]
+				net_layer_norm_1_meanV5 := scratch.net_layer_norm_1_mean[i0+2*j99][i1+1][0]
+				net_linear_1_x_1_gradRow4 := &scratch.net_linear_1_x_1_grad[i0+2*j99][i1+2]
+				net_h3Row8 := &scratch.net_h3[i0+2*j99][i1+2]
+				net_layer_norm_1_meanV6 := scratch.net_layer_norm_1_mean[i0+2*j99][i1+2][0]
+				net_linear_1_x_1_gradRow5 := &scratch.net_linear_1_x_1_grad[i0+2*j99][i1+3]
+				net_h3Row9 := &scratch.net_h3[i0+2*j99][i1+3]
+				net_layer_norm_1_meanV7 := scratch.net_layer_norm_1_mean[i0+2*j99][i1+3][0]
 				for i2 := range 96 {
 					acc58 := gNetLayerNorm1GammaPartialRow[i2]
 					acc58 += net_linear_1_x_1_gradRow2[i2] * (net_h3Row6[i2] - net_layer_norm_1_meanV4)
@@ -17002,29 +16668,25 @@ func (r95 *ocannlCharLMBackwardPart87) Part(j92 int) {
 var ocannlCharLMBackwardPart87Records rt.Records[ocannlCharLMBackwardPart87]
 
 // ocannlCharLMBackwardPart88 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart88 struct {
 	pNetLayerNorm1Gamma *[96]float32
 	scratch             *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j94 of the nest (0 <= j94 < 8).
-func (r96 *ocannlCharLMBackwardPart88) Part(j94 int) {
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r96 *ocannlCharLMBackwardPart88) Part(j101 int) {
 	pNetLayerNorm1Gamma, scratch := r96.pNetLayerNorm1Gamma, r96.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j94][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j94][0])
-		}
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[2*j101][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[2*j101][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j94][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j94][0])
-		}
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[2*j101][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[2*j101][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_linear_1_x_1_gradRow6 := &scratch.net_linear_1_x_1_grad[i0][i1+8*j94]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j94]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_linear_1_x_1_gradRow6 := &scratch.net_linear_1_x_1_grad[i0+2*j101][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+2*j101][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_linear_1_x_1_gradRow6[i2]
 				}
@@ -17037,30 +16699,26 @@ func (r96 *ocannlCharLMBackwardPart88) Part(j94 int) {
 var ocannlCharLMBackwardPart88Records rt.Records[ocannlCharLMBackwardPart88]
 
 // ocannlCharLMBackwardPart89 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart89 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j95 of the nest (0 <= j95 < 8).
-func (r97 *ocannlCharLMBackwardPart89) Part(j95 int) {
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r97 *ocannlCharLMBackwardPart89) Part(j103 int) {
 	scratch := r97.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap23AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j95][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j95][0], &scratch.net_h3[0][i1+8*j95][0], &scratch.net_layer_norm_1_mean[0][i1+8*j95][0])
-		}
+		ocannlMap23AVX512(&scratch.net_layer_norm_1_centered_grad[2*j103][0][0], &scratch.net_layer_norm_1_var_2_grad[2*j103][0][0], &scratch.net_h3[2*j103][0][0], &scratch.net_layer_norm_1_mean[2*j103][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap23AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j95][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j95][0], &scratch.net_h3[0][i1+8*j95][0], &scratch.net_layer_norm_1_mean[0][i1+8*j95][0])
-		}
+		ocannlMap23AVX2(&scratch.net_layer_norm_1_centered_grad[2*j103][0][0], &scratch.net_layer_norm_1_var_2_grad[2*j103][0][0], &scratch.net_h3[2*j103][0][0], &scratch.net_layer_norm_1_mean[2*j103][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0][i1+8*j95][0]
-				net_h3Row10 := &scratch.net_h3[i0][i1+8*j95]
-				net_layer_norm_1_meanV8 := scratch.net_layer_norm_1_mean[i0][i1+8*j95][0]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j95]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+2*j103][i1][0]
+				net_h3Row10 := &scratch.net_h3[i0+2*j103][i1]
+				net_layer_norm_1_meanV8 := scratch.net_layer_norm_1_mean[i0+2*j103][i1][0]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+2*j103][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * (net_h3Row10[i2] - net_layer_norm_1_meanV8)
 				}
@@ -17073,30 +16731,26 @@ func (r97 *ocannlCharLMBackwardPart89) Part(j95 int) {
 var ocannlCharLMBackwardPart89Records rt.Records[ocannlCharLMBackwardPart89]
 
 // ocannlCharLMBackwardPart90 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart90 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j96 of the nest (0 <= j96 < 8).
-func (r98 *ocannlCharLMBackwardPart90) Part(j96 int) {
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r98 *ocannlCharLMBackwardPart90) Part(j104 int) {
 	scratch := r98.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j96][0], &scratch.net_h3[0][i1+8*j96][0], &scratch.net_layer_norm_1_mean[0][i1+8*j96][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j96][0])
-		}
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[2*j104][0][0], &scratch.net_h3[2*j104][0][0], &scratch.net_layer_norm_1_mean[2*j104][0][0], &scratch.net_layer_norm_1_var_2_grad[2*j104][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j96][0], &scratch.net_h3[0][i1+8*j96][0], &scratch.net_layer_norm_1_mean[0][i1+8*j96][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j96][0])
-		}
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[2*j104][0][0], &scratch.net_h3[2*j104][0][0], &scratch.net_layer_norm_1_mean[2*j104][0][0], &scratch.net_layer_norm_1_var_2_grad[2*j104][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h3Row11 := &scratch.net_h3[i0][i1+8*j96]
-				net_layer_norm_1_meanV9 := scratch.net_layer_norm_1_mean[i0][i1+8*j96][0]
-				net_layer_norm_1_var_2_gradV2 := scratch.net_layer_norm_1_var_2_grad[i0][i1+8*j96][0]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j96]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h3Row11 := &scratch.net_h3[i0+2*j104][i1]
+				net_layer_norm_1_meanV9 := scratch.net_layer_norm_1_mean[i0+2*j104][i1][0]
+				net_layer_norm_1_var_2_gradV2 := scratch.net_layer_norm_1_var_2_grad[i0+2*j104][i1][0]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+2*j104][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow3[i2] += (net_h3Row11[i2] - net_layer_norm_1_meanV9) * net_layer_norm_1_var_2_gradV2
 				}
@@ -17109,33 +16763,29 @@ func (r98 *ocannlCharLMBackwardPart90) Part(j96 int) {
 var ocannlCharLMBackwardPart90Records rt.Records[ocannlCharLMBackwardPart90]
 
 // ocannlCharLMBackwardPart91 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart91 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j97 of the nest (0 <= j97 < 8).
-func (r99 *ocannlCharLMBackwardPart91) Part(j97 int) {
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r99 *ocannlCharLMBackwardPart91) Part(j105 int) {
 	scratch := r99.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 96 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j97][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j97][0])
-		}
+		ocannlReduce14AVX512(&scratch.net_layer_norm_1_mean_grad[2*j105][0][0], &scratch.net_layer_norm_1_centered_grad[2*j105][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j97][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j97][0])
-		}
+		ocannlReduce14AVX2(&scratch.net_layer_norm_1_mean_grad[2*j105][0][0], &scratch.net_layer_norm_1_centered_grad[2*j105][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j97]
-				acc60 := scratch.net_layer_norm_1_mean_grad[i0][i1+8*j97][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+2*j105][i1]
+				acc60 := scratch.net_layer_norm_1_mean_grad[i0+2*j105][i1][0]
 				for i2 := range 96 {
 					acc60 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0][i1+8*j97][0] = acc60
+				scratch.net_layer_norm_1_mean_grad[i0+2*j105][i1][0] = acc60
 			}
 		}
 	}
@@ -17150,23 +16800,23 @@ type ocannlCharLMBackwardPart92 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j98 of the nest (0 <= j98 < 8).
-func (r100 *ocannlCharLMBackwardPart92) Part(j98 int) {
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r100 *ocannlCharLMBackwardPart92) Part(j107 int) {
 	scratch := r100.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j98][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j98][0])
+			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j107][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j107][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j98][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j98][0])
+			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j107][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j107][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1+8*j98][0]
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j98]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1+8*j107][0]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j107]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 				}
@@ -17185,24 +16835,24 @@ type ocannlCharLMBackwardPart93 struct {
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
-func (r101 *ocannlCharLMBackwardPart93) Part(j99 int) {
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r101 *ocannlCharLMBackwardPart93) Part(j108 int) {
 	nNetBlock3Dropout2Mask, scratch := r101.nNetBlock3Dropout2Mask, r101.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap26AVX512(&scratch.net_block_3_dropout_2_x_grad[i0][8*j99][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j99][0], &nNetBlock3Dropout2Mask[6144*i0+768*j99])
+			ocannlMap26AVX512(&scratch.net_block_3_dropout_2_x_grad[i0][8*j108][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j108][0], &nNetBlock3Dropout2Mask[6144*i0+768*j108])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap26AVX2(&scratch.net_block_3_dropout_2_x_grad[i0][8*j99][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j99][0], &nNetBlock3Dropout2Mask[6144*i0+768*j99])
+			ocannlMap26AVX2(&scratch.net_block_3_dropout_2_x_grad[i0][8*j108][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j108][0], &nNetBlock3Dropout2Mask[6144*i0+768*j108])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j99]
-				nNetBlock3Dropout2MaskRow2 := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j99 : 6144*i0+96*i1+768*j99+96])
-				net_block_3_dropout_2_x_gradRow := &scratch.net_block_3_dropout_2_x_grad[i0][i1+8*j99]
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j108]
+				nNetBlock3Dropout2MaskRow2 := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j108 : 6144*i0+96*i1+768*j108+96])
+				net_block_3_dropout_2_x_gradRow := &scratch.net_block_3_dropout_2_x_grad[i0][i1+8*j108]
 				for i2 := range 96 {
 					net_block_3_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow6[i2] * nNetBlock3Dropout2MaskRow2[i2]
 				}
@@ -17221,24 +16871,24 @@ type ocannlCharLMBackwardPart94 struct {
 	gNetBlock3Linear1BPartial [8][96]float32
 }
 
-// Part runs part j100 of the nest (0 <= j100 < 8).
-func (r102 *ocannlCharLMBackwardPart94) Part(j100 int) {
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r102 *ocannlCharLMBackwardPart94) Part(j109 int) {
 	scratch, gNetBlock3Linear1BPartial := r102.scratch, &r102.gNetBlock3Linear1BPartial
-	gNetBlock3Linear1BPartial[j100] = [96]float32{}
+	gNetBlock3Linear1BPartial[j109] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock3Linear1BPartial[j100][0], &scratch.net_block_3_dropout_2_x_grad[2*j100][0][0])
+		ocannlReduce11AVX512(&gNetBlock3Linear1BPartial[j109][0], &scratch.net_block_3_dropout_2_x_grad[2*j109][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3Linear1BPartial[j100][0], &scratch.net_block_3_dropout_2_x_grad[2*j100][0][0])
+		ocannlReduce11AVX2(&gNetBlock3Linear1BPartial[j109][0], &scratch.net_block_3_dropout_2_x_grad[2*j109][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j100]
+		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j109]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_dropout_2_x_gradRow2 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j100][i1]
-				net_block_3_dropout_2_x_gradRow3 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j100][i1+1]
-				net_block_3_dropout_2_x_gradRow4 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j100][i1+2]
-				net_block_3_dropout_2_x_gradRow5 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j100][i1+3]
+				net_block_3_dropout_2_x_gradRow2 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j109][i1]
+				net_block_3_dropout_2_x_gradRow3 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j109][i1+1]
+				net_block_3_dropout_2_x_gradRow4 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j109][i1+2]
+				net_block_3_dropout_2_x_gradRow5 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j109][i1+3]
 				for i2 := range 96 {
 					acc61 := gNetBlock3Linear1BPartialRow[i2]
 					acc61 += net_block_3_dropout_2_x_gradRow2[i2]
@@ -17262,23 +16912,23 @@ type ocannlCharLMBackwardPart95 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j102 of the nest (0 <= j102 < 6).
-func (r103 *ocannlCharLMBackwardPart95) Part(j102 int) {
+// Part runs part j111 of the nest (0 <= j111 < 6).
+func (r103 *ocannlCharLMBackwardPart95) Part(j111 int) {
 	gNetBlock3Linear1W, scratch := r103.gNetBlock3Linear1W, r103.scratch
 	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock3Linear1W[64*j102], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j102])
+		ocannlGemm8AVX512(&gNetBlock3Linear1W[64*j111], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j111])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock3Linear1W[64*j102], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j102])
+		ocannlGemm8AVX2(&gNetBlock3Linear1W[64*j111], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j111])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_linear_1_xRow3 := &scratch.net_block_3_linear_1_x[i0][i1]
 				for i2 := range 96 {
 					net_block_3_dropout_2_x_gradV := scratch.net_block_3_dropout_2_x_grad[i0][i1][i2]
-					gNetBlock3Linear1WRow := (*[64]float32)(gNetBlock3Linear1W[384*i2+64*j102 : 384*i2+64*j102+64])
+					gNetBlock3Linear1WRow := (*[64]float32)(gNetBlock3Linear1W[384*i2+64*j111 : 384*i2+64*j111+64])
 					for i3 := range 64 {
-						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_gradV * net_block_3_linear_1_xRow3[i3+64*j102]
+						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_gradV * net_block_3_linear_1_xRow3[i3+64*j111]
 					}
 				}
 			}
@@ -17296,28 +16946,28 @@ type ocannlCharLMBackwardPart96 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j103 of the nest (0 <= j103 < 8).
-func (r104 *ocannlCharLMBackwardPart96) Part(j103 int) {
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r104 *ocannlCharLMBackwardPart96) Part(j112 int) {
 	pNetBlock3Linear1W, scratch := r104.pNetBlock3Linear1W, r104.scratch
 	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j103][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j103][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j112][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j112][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_3_linear_1_x_grad[2*j103][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j103][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm9AVX2(&scratch.net_block_3_linear_1_x_grad[2*j112][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j112][0][0], &pNetBlock3Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0+2*j103][i1]
+				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0+2*j112][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock3Linear1WRow2 := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
-					net_block_3_dropout_2_x_gradV2 := scratch.net_block_3_dropout_2_x_grad[i0+2*j103][i1][i2]
+					net_block_3_dropout_2_x_gradV2 := scratch.net_block_3_dropout_2_x_grad[i0+2*j112][i1][i2]
 					pNetBlock3Linear1WRow3 := (*[384]float32)(pNetBlock3Linear1W[384*i2+384 : 384*i2+768])
-					net_block_3_dropout_2_x_gradV3 := scratch.net_block_3_dropout_2_x_grad[i0+2*j103][i1][i2+1]
+					net_block_3_dropout_2_x_gradV3 := scratch.net_block_3_dropout_2_x_grad[i0+2*j112][i1][i2+1]
 					pNetBlock3Linear1WRow4 := (*[384]float32)(pNetBlock3Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_3_dropout_2_x_gradV4 := scratch.net_block_3_dropout_2_x_grad[i0+2*j103][i1][i2+2]
+					net_block_3_dropout_2_x_gradV4 := scratch.net_block_3_dropout_2_x_grad[i0+2*j112][i1][i2+2]
 					pNetBlock3Linear1WRow5 := (*[384]float32)(pNetBlock3Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_3_dropout_2_x_gradV5 := scratch.net_block_3_dropout_2_x_grad[i0+2*j103][i1][i2+3]
+					net_block_3_dropout_2_x_gradV5 := scratch.net_block_3_dropout_2_x_grad[i0+2*j112][i1][i2+3]
 					for i3 := range 384 {
 						acc63 := net_block_3_linear_1_x_gradRow[i3]
 						acc63 += pNetBlock3Linear1WRow2[i3] * net_block_3_dropout_2_x_gradV2
@@ -17336,34 +16986,34 @@ func (r104 *ocannlCharLMBackwardPart96) Part(j103 int) {
 var ocannlCharLMBackwardPart96Records rt.Records[ocannlCharLMBackwardPart96]
 
 // ocannlCharLMBackwardPart97 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart97 struct {
 	pNetBlock3Linear2B *[384]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j104 of the nest (0 <= j104 < 8).
-func (r105 *ocannlCharLMBackwardPart97) Part(j104 int) {
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r105 *ocannlCharLMBackwardPart97) Part(j113 int) {
 	pNetBlock3Linear2B, scratch := r105.pNetBlock3Linear2B, r105.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 384 elements (c = add(mul(x0,gelu_grad(add(x1,x2))),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap27AVX512(&scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j104][0], &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j104][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j104][0], &pNetBlock3Linear2B[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap27AVX512(&scratch.net_block_3_linear_1_x_2_grad[i0+2*j113][i1][0], &scratch.net_block_3_linear_1_x_grad[i0+2*j113][i1][0], &scratch.net_block_3_linear_1_x_1[i0+2*j113][i1][0], &pNetBlock3Linear2B[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap27AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j104][0], &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j104][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j104][0], &pNetBlock3Linear2B[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap27AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0+2*j113][i1][0], &scratch.net_block_3_linear_1_x_grad[i0+2*j113][i1][0], &scratch.net_block_3_linear_1_x_1[i0+2*j113][i1][0], &pNetBlock3Linear2B[0])
 			}
 		}
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_1_x_gradRow2 := &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j104]
-				net_block_3_linear_1_x_1Row2 := &scratch.net_block_3_linear_1_x_1[i0][i1+8*j104]
-				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j104]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_1_x_gradRow2 := &scratch.net_block_3_linear_1_x_grad[i0+2*j113][i1]
+				net_block_3_linear_1_x_1Row2 := &scratch.net_block_3_linear_1_x_1[i0+2*j113][i1]
+				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j113][i1]
 				for i2 := range 384 {
 					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_3_linear_1_x_1Row2[i2]+pNetBlock3Linear2B[i2])
 				}
@@ -17382,24 +17032,24 @@ type ocannlCharLMBackwardPart98 struct {
 	gNetBlock3Linear2BPartial [8][384]float32
 }
 
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r106 *ocannlCharLMBackwardPart98) Part(j105 int) {
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r106 *ocannlCharLMBackwardPart98) Part(j114 int) {
 	scratch, gNetBlock3Linear2BPartial := r106.scratch, &r106.gNetBlock3Linear2BPartial
-	gNetBlock3Linear2BPartial[j105] = [384]float32{}
+	gNetBlock3Linear2BPartial[j114] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock3Linear2BPartial[j105][0], &scratch.net_block_3_linear_1_x_2_grad[2*j105][0][0])
+		ocannlReduce15AVX512(&gNetBlock3Linear2BPartial[j114][0], &scratch.net_block_3_linear_1_x_2_grad[2*j114][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock3Linear2BPartial[j105][0], &scratch.net_block_3_linear_1_x_2_grad[2*j105][0][0])
+		ocannlReduce15AVX2(&gNetBlock3Linear2BPartial[j114][0], &scratch.net_block_3_linear_1_x_2_grad[2*j114][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j105]
+		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j114]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_1_x_2_gradRow2 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j105][i1]
-				net_block_3_linear_1_x_2_gradRow3 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j105][i1+1]
-				net_block_3_linear_1_x_2_gradRow4 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j105][i1+2]
-				net_block_3_linear_1_x_2_gradRow5 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j105][i1+3]
+				net_block_3_linear_1_x_2_gradRow2 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j114][i1]
+				net_block_3_linear_1_x_2_gradRow3 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j114][i1+1]
+				net_block_3_linear_1_x_2_gradRow4 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j114][i1+2]
+				net_block_3_linear_1_x_2_gradRow5 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j114][i1+3]
 				for i2 := range 384 {
 					acc64 := gNetBlock3Linear2BPartialRow[i2]
 					acc64 += net_block_3_linear_1_x_2_gradRow2[i2]
@@ -17423,21 +17073,21 @@ type ocannlCharLMBackwardPart99 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r107 *ocannlCharLMBackwardPart99) Part(j107 int) {
+// Part runs part j116 of the nest (0 <= j116 < 8).
+func (r107 *ocannlCharLMBackwardPart99) Part(j116 int) {
 	gNetBlock3Linear2W, scratch := r107.gNetBlock3Linear2W, r107.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j107], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j107], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j116], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j116], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock3Linear2W[4608*j107], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j107], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock3Linear2W[4608*j116], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j116], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_linear_2_xRow3 := &scratch.net_block_3_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					net_block_3_linear_1_x_2_gradV := scratch.net_block_3_linear_1_x_2_grad[i0][i1][i2+48*j107]
-					gNetBlock3Linear2WRow := (*[96]float32)(gNetBlock3Linear2W[96*i2+4608*j107 : 96*i2+4608*j107+96])
+					net_block_3_linear_1_x_2_gradV := scratch.net_block_3_linear_1_x_2_grad[i0][i1][i2+48*j116]
+					gNetBlock3Linear2WRow := (*[96]float32)(gNetBlock3Linear2W[96*i2+4608*j116 : 96*i2+4608*j116+96])
 					for i3 := range 96 {
 						gNetBlock3Linear2WRow[i3] += net_block_3_linear_1_x_2_gradV * net_block_3_linear_2_xRow3[i3]
 					}
@@ -17457,28 +17107,28 @@ type ocannlCharLMBackwardPart100 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r108 *ocannlCharLMBackwardPart100) Part(j108 int) {
+// Part runs part j117 of the nest (0 <= j117 < 8).
+func (r108 *ocannlCharLMBackwardPart100) Part(j117 int) {
 	pNetBlock3Linear2W, scratch := r108.pNetBlock3Linear2W, r108.scratch
 	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_3_linear_2_x_grad[2*j108][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j108][0][0], &pNetBlock3Linear2W[0])
+		ocannlGemm11AVX512(&scratch.net_block_3_linear_2_x_grad[2*j117][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j117][0][0], &pNetBlock3Linear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_3_linear_2_x_grad[2*j108][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j108][0][0], &pNetBlock3Linear2W[0])
+		ocannlGemm11AVX2(&scratch.net_block_3_linear_2_x_grad[2*j117][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j117][0][0], &pNetBlock3Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0+2*j108][i1]
+				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0+2*j117][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock3Linear2WRow2 := (*[96]float32)(pNetBlock3Linear2W[96*i2 : 96*i2+96])
-					net_block_3_linear_1_x_2_gradV2 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j108][i1][i2]
+					net_block_3_linear_1_x_2_gradV2 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j117][i1][i2]
 					pNetBlock3Linear2WRow3 := (*[96]float32)(pNetBlock3Linear2W[96*i2+96 : 96*i2+192])
-					net_block_3_linear_1_x_2_gradV3 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j108][i1][i2+1]
+					net_block_3_linear_1_x_2_gradV3 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j117][i1][i2+1]
 					pNetBlock3Linear2WRow4 := (*[96]float32)(pNetBlock3Linear2W[96*i2+192 : 96*i2+288])
-					net_block_3_linear_1_x_2_gradV4 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j108][i1][i2+2]
+					net_block_3_linear_1_x_2_gradV4 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j117][i1][i2+2]
 					pNetBlock3Linear2WRow5 := (*[96]float32)(pNetBlock3Linear2W[96*i2+288 : 96*i2+384])
-					net_block_3_linear_1_x_2_gradV5 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j108][i1][i2+3]
+					net_block_3_linear_1_x_2_gradV5 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j117][i1][i2+3]
 					for i3 := range 96 {
 						acc66 := net_block_3_linear_2_x_gradRow[i3]
 						acc66 += pNetBlock3Linear2WRow2[i3] * net_block_3_linear_1_x_2_gradV2
@@ -17503,24 +17153,24 @@ type ocannlCharLMBackwardPart101 struct {
 	gNetBlock3LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r109 *ocannlCharLMBackwardPart101) Part(j109 int) {
+// Part runs part j118 of the nest (0 <= j118 < 8).
+func (r109 *ocannlCharLMBackwardPart101) Part(j118 int) {
 	scratch, gNetBlock3LayerNorm2BetaPartial := r109.scratch, &r109.gNetBlock3LayerNorm2BetaPartial
-	gNetBlock3LayerNorm2BetaPartial[j109] = [96]float32{}
+	gNetBlock3LayerNorm2BetaPartial[j118] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock3LayerNorm2BetaPartial[j109][0], &scratch.net_block_3_linear_2_x_grad[2*j109][0][0])
+		ocannlReduce11AVX512(&gNetBlock3LayerNorm2BetaPartial[j118][0], &scratch.net_block_3_linear_2_x_grad[2*j118][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm2BetaPartial[j109][0], &scratch.net_block_3_linear_2_x_grad[2*j109][0][0])
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm2BetaPartial[j118][0], &scratch.net_block_3_linear_2_x_grad[2*j118][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j109]
+		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j118]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_2_x_gradRow2 := &scratch.net_block_3_linear_2_x_grad[i0+2*j109][i1]
-				net_block_3_linear_2_x_gradRow3 := &scratch.net_block_3_linear_2_x_grad[i0+2*j109][i1+1]
-				net_block_3_linear_2_x_gradRow4 := &scratch.net_block_3_linear_2_x_grad[i0+2*j109][i1+2]
-				net_block_3_linear_2_x_gradRow5 := &scratch.net_block_3_linear_2_x_grad[i0+2*j109][i1+3]
+				net_block_3_linear_2_x_gradRow2 := &scratch.net_block_3_linear_2_x_grad[i0+2*j118][i1]
+				net_block_3_linear_2_x_gradRow3 := &scratch.net_block_3_linear_2_x_grad[i0+2*j118][i1+1]
+				net_block_3_linear_2_x_gradRow4 := &scratch.net_block_3_linear_2_x_grad[i0+2*j118][i1+2]
+				net_block_3_linear_2_x_gradRow5 := &scratch.net_block_3_linear_2_x_grad[i0+2*j118][i1+3]
 				for i2 := range 96 {
 					acc67 := gNetBlock3LayerNorm2BetaPartialRow[i2]
 					acc67 += net_block_3_linear_2_x_gradRow2[i2]
@@ -17538,29 +17188,25 @@ func (r109 *ocannlCharLMBackwardPart101) Part(j109 int) {
 var ocannlCharLMBackwardPart101Records rt.Records[ocannlCharLMBackwardPart101]
 
 // ocannlCharLMBackwardPart102 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart102 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r110 *ocannlCharLMBackwardPart102) Part(j111 int) {
+// Part runs part j120 of the nest (0 <= j120 < 8).
+func (r110 *ocannlCharLMBackwardPart102) Part(j120 int) {
 	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap18AVX512(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j111][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j111][0], &scratch.net_block_3_linear_2_x_3[i0][8*j111][0])
-		}
+		ocannlMap18AVX512(&scratch.net_block_3_linear_2_x_1_grad[2*j120][0][0], &scratch.net_block_3_linear_2_x_grad[2*j120][0][0], &scratch.net_block_3_linear_2_x_3[2*j120][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap18AVX2(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j111][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j111][0], &scratch.net_block_3_linear_2_x_3[i0][8*j111][0])
-		}
+		ocannlMap18AVX2(&scratch.net_block_3_linear_2_x_1_grad[2*j120][0][0], &scratch.net_block_3_linear_2_x_grad[2*j120][0][0], &scratch.net_block_3_linear_2_x_3[2*j120][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_2_x_gradRow6 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j111]
-				net_block_3_linear_2_x_3V2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j111][0]
-				net_block_3_linear_2_x_1_gradRow := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j111]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_2_x_gradRow6 := &scratch.net_block_3_linear_2_x_grad[i0+2*j120][i1]
+				net_block_3_linear_2_x_3V2 := scratch.net_block_3_linear_2_x_3[i0+2*j120][i1][0]
+				net_block_3_linear_2_x_1_gradRow := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j120][i1]
 				for i2 := range 96 {
 					net_block_3_linear_2_x_1_gradRow[i2] += net_block_3_linear_2_x_gradRow6[i2] / net_block_3_linear_2_x_3V2
 				}
@@ -17573,37 +17219,33 @@ func (r110 *ocannlCharLMBackwardPart102) Part(j111 int) {
 var ocannlCharLMBackwardPart102Records rt.Records[ocannlCharLMBackwardPart102]
 
 // ocannlCharLMBackwardPart103 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart103 struct {
 	pNetBlock3LayerNorm2Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r111 *ocannlCharLMBackwardPart103) Part(j112 int) {
+// Part runs part j121 of the nest (0 <= j121 < 8).
+func (r111 *ocannlCharLMBackwardPart103) Part(j121 int) {
 	pNetBlock3LayerNorm2Gamma, scratch := r111.pNetBlock3LayerNorm2Gamma, r111.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j112][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j112][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j112][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j112][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j112][0])
-		}
+		ocannlReduce12AVX512(&scratch.net_block_3_linear_2_x_3_grad[2*j121][0][0], &scratch.net_block_3_linear_2_x_grad[2*j121][0][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[2*j121][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j121][0][0], &scratch.net_block_3_linear_2_x_3[2*j121][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j112][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j112][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[0][i1+8*j112][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j112][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j112][0])
-		}
+		ocannlReduce12AVX2(&scratch.net_block_3_linear_2_x_3_grad[2*j121][0][0], &scratch.net_block_3_linear_2_x_grad[2*j121][0][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_x1[2*j121][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j121][0][0], &scratch.net_block_3_linear_2_x_3[2*j121][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_2_x_gradRow7 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j112]
-				net_block_3_x1Row6 := &scratch.net_block_3_x1[i0][i1+8*j112]
-				net_block_3_layer_norm_2_meanV3 := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j112][0]
-				v2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j112][0] * scratch.net_block_3_linear_2_x_3[i0][i1+8*j112][0]
-				acc69 := scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j112][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_2_x_gradRow7 := &scratch.net_block_3_linear_2_x_grad[i0+2*j121][i1]
+				net_block_3_x1Row6 := &scratch.net_block_3_x1[i0+2*j121][i1]
+				net_block_3_layer_norm_2_meanV3 := scratch.net_block_3_layer_norm_2_mean[i0+2*j121][i1][0]
+				v2 := scratch.net_block_3_linear_2_x_3[i0+2*j121][i1][0] * scratch.net_block_3_linear_2_x_3[i0+2*j121][i1][0]
+				acc69 := scratch.net_block_3_linear_2_x_3_grad[i0+2*j121][i1][0]
 				for i2 := range 96 {
 					acc69 += net_block_3_linear_2_x_gradRow7[i2] * (-((pNetBlock3LayerNorm2Gamma[i2] * (net_block_3_x1Row6[i2] - net_block_3_layer_norm_2_meanV3)) / v2))
 				}
-				scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j112][0] = acc69
+				scratch.net_block_3_linear_2_x_3_grad[i0+2*j121][i1][0] = acc69
 			}
 		}
 	}
@@ -17619,32 +17261,32 @@ type ocannlCharLMBackwardPart104 struct {
 	gNetBlock3LayerNorm2GammaPartial [8][96]float32
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 8).
-func (r112 *ocannlCharLMBackwardPart104) Part(j113 int) {
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r112 *ocannlCharLMBackwardPart104) Part(j123 int) {
 	scratch, gNetBlock3LayerNorm2GammaPartial := r112.scratch, &r112.gNetBlock3LayerNorm2GammaPartial
-	gNetBlock3LayerNorm2GammaPartial[j113] = [96]float32{}
+	gNetBlock3LayerNorm2GammaPartial[j123] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock3LayerNorm2GammaPartial[j113][0], &scratch.net_block_3_linear_2_x_1_grad[2*j113][0][0], &scratch.net_block_3_x1[2*j113][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j113][0][0])
+		ocannlReduce13AVX512(&gNetBlock3LayerNorm2GammaPartial[j123][0], &scratch.net_block_3_linear_2_x_1_grad[2*j123][0][0], &scratch.net_block_3_x1[2*j123][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j123][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock3LayerNorm2GammaPartial[j113][0], &scratch.net_block_3_linear_2_x_1_grad[2*j113][0][0], &scratch.net_block_3_x1[2*j113][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j113][0][0])
+		ocannlReduce13AVX2(&gNetBlock3LayerNorm2GammaPartial[j123][0], &scratch.net_block_3_linear_2_x_1_grad[2*j123][0][0], &scratch.net_block_3_x1[2*j123][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j123][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j113]
+		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j123]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_2_x_1_gradRow2 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j113][i1]
-				net_block_3_x1Row7 := &scratch.net_block_3_x1[i0+2*j113][i1]
-				net_block_3_layer_norm_2_meanV4 := scratch.net_block_3_layer_norm_2_mean[i0+2*j113][i1][0]
-				net_block_3_linear_2_x_1_gradRow3 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j113][i1+1]
-				net_block_3_x1Row8 := &scratch.net_block_3_x1[i0+2*j113][i1+1]
-				net_block_3_layer_norm_2_meanV5 := scratch.net_block_3_layer_norm_2_mean[i0+2*j113][i1+1][0]
-				net_block_3_linear_2_x_1_gradRow4 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j113][i1+2]
-				net_block_3_x1Row9 := &scratch.net_block_3_x1[i0+2*j113][i1+2]
-				net_block_3_layer_norm_2_meanV6 := scratch.net_block_3_layer_norm_2_mean[i0+2*j113][i1+2][0]
-				net_block_3_linear_2_x_1_gradRow5 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j113][i1+3]
-				net_block_3_x1Row10 := &scratch.net_block_3_x1[i0+2*j113][i1+3]
-				net_block_3_layer_norm_2_meanV7 := scratch.net_block_3_layer_norm_2_mean[i0+2*j113][i1+3][0]
+				net_block_3_linear_2_x_1_gradRow2 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j123][i1]
+				net_block_3_x1Row7 := &scratch.net_block_3_x1[i0+2*j123][i1]
+				net_block_3_layer_norm_2_meanV4 := scratch.net_block_3_layer_norm_2_mean[i0+2*j123][i1][0]
+				net_block_3_linear_2_x_1_gradRow3 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j123][i1+1]
+				net_block_3_x1Row8 := &scratch.net_block_3_x1[i0+2*j123][i1+1]
+				net_block_3_layer_norm_2_meanV5 := scratch.net_block_3_layer_norm_2_mean[i0+2*j123][i1+1][0]
+				net_block_3_linear_2_x_1_gradRow4 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j123][i1+2]
+				net_block_3_x1Row9 := &scratch.net_block_3_x1[i0+2*j123][i1+2]
+				net_block_3_layer_norm_2_meanV6 := scratch.net_block_3_layer_norm_2_mean[i0+2*j123][i1+2][0]
+				net_block_3_linear_2_x_1_gradRow5 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j123][i1+3]
+				net_block_3_x1Row10 := &scratch.net_block_3_x1[i0+2*j123][i1+3]
+				net_block_3_layer_norm_2_meanV7 := scratch.net_block_3_layer_norm_2_mean[i0+2*j123][i1+3][0]
 				for i2 := range 96 {
 					acc70 := gNetBlock3LayerNorm2GammaPartialRow[i2]
 					acc70 += net_block_3_linear_2_x_1_gradRow2[i2] * (net_block_3_x1Row7[i2] - net_block_3_layer_norm_2_meanV4)
@@ -17662,29 +17304,25 @@ func (r112 *ocannlCharLMBackwardPart104) Part(j113 int) {
 var ocannlCharLMBackwardPart104Records rt.Records[ocannlCharLMBackwardPart104]
 
 // ocannlCharLMBackwardPart105 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart105 struct {
 	pNetBlock3LayerNorm2Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j115 of the nest (0 <= j115 < 8).
-func (r113 *ocannlCharLMBackwardPart105) Part(j115 int) {
+// Part runs part j125 of the nest (0 <= j125 < 8).
+func (r113 *ocannlCharLMBackwardPart105) Part(j125 int) {
 	pNetBlock3LayerNorm2Gamma, scratch := r113.pNetBlock3LayerNorm2Gamma, r113.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap21AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j115][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j115][0])
-		}
+		ocannlMap21AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[2*j125][0][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[2*j125][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap21AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j115][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j115][0])
-		}
+		ocannlMap21AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[2*j125][0][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[2*j125][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_2_x_1_gradRow6 := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j115]
-				net_block_3_layer_norm_2_centered_gradRow := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j115]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_2_x_1_gradRow6 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j125][i1]
+				net_block_3_layer_norm_2_centered_gradRow := &scratch.net_block_3_layer_norm_2_centered_grad[i0+2*j125][i1]
 				for i2 := range 96 {
 					net_block_3_layer_norm_2_centered_gradRow[i2] += pNetBlock3LayerNorm2Gamma[i2] * net_block_3_linear_2_x_1_gradRow6[i2]
 				}
@@ -17697,30 +17335,26 @@ func (r113 *ocannlCharLMBackwardPart105) Part(j115 int) {
 var ocannlCharLMBackwardPart105Records rt.Records[ocannlCharLMBackwardPart105]
 
 // ocannlCharLMBackwardPart106 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart106 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j116 of the nest (0 <= j116 < 8).
-func (r114 *ocannlCharLMBackwardPart106) Part(j116 int) {
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r114 *ocannlCharLMBackwardPart106) Part(j127 int) {
 	scratch := r114.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap23AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j116][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j116][0], &scratch.net_block_3_x1[0][i1+8*j116][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j116][0])
-		}
+		ocannlMap23AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[2*j127][0][0], &scratch.net_block_3_layer_norm_2_var_2_grad[2*j127][0][0], &scratch.net_block_3_x1[2*j127][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j127][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap23AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j116][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j116][0], &scratch.net_block_3_x1[0][i1+8*j116][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j116][0])
-		}
+		ocannlMap23AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[2*j127][0][0], &scratch.net_block_3_layer_norm_2_var_2_grad[2*j127][0][0], &scratch.net_block_3_x1[2*j127][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j127][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_2_var_2_gradV := scratch.net_block_3_layer_norm_2_var_2_grad[i0][i1+8*j116][0]
-				net_block_3_x1Row11 := &scratch.net_block_3_x1[i0][i1+8*j116]
-				net_block_3_layer_norm_2_meanV8 := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j116][0]
-				net_block_3_layer_norm_2_centered_gradRow2 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j116]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_layer_norm_2_var_2_gradV := scratch.net_block_3_layer_norm_2_var_2_grad[i0+2*j127][i1][0]
+				net_block_3_x1Row11 := &scratch.net_block_3_x1[i0+2*j127][i1]
+				net_block_3_layer_norm_2_meanV8 := scratch.net_block_3_layer_norm_2_mean[i0+2*j127][i1][0]
+				net_block_3_layer_norm_2_centered_gradRow2 := &scratch.net_block_3_layer_norm_2_centered_grad[i0+2*j127][i1]
 				for i2 := range 96 {
 					net_block_3_layer_norm_2_centered_gradRow2[i2] += net_block_3_layer_norm_2_var_2_gradV * (net_block_3_x1Row11[i2] - net_block_3_layer_norm_2_meanV8)
 				}
@@ -17733,30 +17367,26 @@ func (r114 *ocannlCharLMBackwardPart106) Part(j116 int) {
 var ocannlCharLMBackwardPart106Records rt.Records[ocannlCharLMBackwardPart106]
 
 // ocannlCharLMBackwardPart107 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart107 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j117 of the nest (0 <= j117 < 8).
-func (r115 *ocannlCharLMBackwardPart107) Part(j117 int) {
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r115 *ocannlCharLMBackwardPart107) Part(j128 int) {
 	scratch := r115.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j117][0], &scratch.net_block_3_x1[0][i1+8*j117][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j117][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j117][0])
-		}
+		ocannlMap24AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[2*j128][0][0], &scratch.net_block_3_x1[2*j128][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j128][0][0], &scratch.net_block_3_layer_norm_2_var_2_grad[2*j128][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j117][0], &scratch.net_block_3_x1[0][i1+8*j117][0], &scratch.net_block_3_layer_norm_2_mean[0][i1+8*j117][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j117][0])
-		}
+		ocannlMap24AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[2*j128][0][0], &scratch.net_block_3_x1[2*j128][0][0], &scratch.net_block_3_layer_norm_2_mean[2*j128][0][0], &scratch.net_block_3_layer_norm_2_var_2_grad[2*j128][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_x1Row12 := &scratch.net_block_3_x1[i0][i1+8*j117]
-				net_block_3_layer_norm_2_meanV9 := scratch.net_block_3_layer_norm_2_mean[i0][i1+8*j117][0]
-				net_block_3_layer_norm_2_var_2_gradV2 := scratch.net_block_3_layer_norm_2_var_2_grad[i0][i1+8*j117][0]
-				net_block_3_layer_norm_2_centered_gradRow3 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j117]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_x1Row12 := &scratch.net_block_3_x1[i0+2*j128][i1]
+				net_block_3_layer_norm_2_meanV9 := scratch.net_block_3_layer_norm_2_mean[i0+2*j128][i1][0]
+				net_block_3_layer_norm_2_var_2_gradV2 := scratch.net_block_3_layer_norm_2_var_2_grad[i0+2*j128][i1][0]
+				net_block_3_layer_norm_2_centered_gradRow3 := &scratch.net_block_3_layer_norm_2_centered_grad[i0+2*j128][i1]
 				for i2 := range 96 {
 					net_block_3_layer_norm_2_centered_gradRow3[i2] += (net_block_3_x1Row12[i2] - net_block_3_layer_norm_2_meanV9) * net_block_3_layer_norm_2_var_2_gradV2
 				}
@@ -17769,24 +17399,24 @@ func (r115 *ocannlCharLMBackwardPart107) Part(j117 int) {
 var ocannlCharLMBackwardPart107Records rt.Records[ocannlCharLMBackwardPart107]
 
 // ocannlCharLMBackwardPart108 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart108 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j118 of the nest (0 <= j118 < 8).
-func (r116 *ocannlCharLMBackwardPart108) Part(j118 int) {
+// Part runs part j129 of the nest (0 <= j129 < 8).
+func (r116 *ocannlCharLMBackwardPart108) Part(j129 int) {
 	scratch := r116.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j118][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][8*j118][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[2*j129][0][0], &scratch.net_block_3_layer_norm_2_centered_grad[2*j129][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j118][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][8*j118][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[2*j129][0][0], &scratch.net_block_3_layer_norm_2_centered_grad[2*j129][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_2_centered_gradRow4 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j118]
-				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j118]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_layer_norm_2_centered_gradRow4 := &scratch.net_block_3_layer_norm_2_centered_grad[i0+2*j129][i1]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+2*j129][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow7[i2] += net_block_3_layer_norm_2_centered_gradRow4[i2]
 				}
@@ -17799,33 +17429,29 @@ func (r116 *ocannlCharLMBackwardPart108) Part(j118 int) {
 var ocannlCharLMBackwardPart108Records rt.Records[ocannlCharLMBackwardPart108]
 
 // ocannlCharLMBackwardPart109 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart109 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j119 of the nest (0 <= j119 < 8).
-func (r117 *ocannlCharLMBackwardPart109) Part(j119 int) {
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r117 *ocannlCharLMBackwardPart109) Part(j130 int) {
 	scratch := r117.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 96 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j119][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j119][0])
-		}
+		ocannlReduce14AVX512(&scratch.net_block_3_layer_norm_2_mean_grad[2*j130][0][0], &scratch.net_block_3_layer_norm_2_centered_grad[2*j130][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j119][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j119][0])
-		}
+		ocannlReduce14AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[2*j130][0][0], &scratch.net_block_3_layer_norm_2_centered_grad[2*j130][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_2_centered_gradRow5 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j119]
-				acc72 := scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j119][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_layer_norm_2_centered_gradRow5 := &scratch.net_block_3_layer_norm_2_centered_grad[i0+2*j130][i1]
+				acc72 := scratch.net_block_3_layer_norm_2_mean_grad[i0+2*j130][i1][0]
 				for i2 := range 96 {
 					acc72 -= net_block_3_layer_norm_2_centered_gradRow5[i2]
 				}
-				scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j119][0] = acc72
+				scratch.net_block_3_layer_norm_2_mean_grad[i0+2*j130][i1][0] = acc72
 			}
 		}
 	}
@@ -17840,23 +17466,23 @@ type ocannlCharLMBackwardPart110 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j120 of the nest (0 <= j120 < 8).
-func (r118 *ocannlCharLMBackwardPart110) Part(j120 int) {
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r118 *ocannlCharLMBackwardPart110) Part(j132 int) {
 	scratch := r118.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j120][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j120][0])
+			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j132][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j132][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j120][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j120][0])
+			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j132][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j132][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_mean_1_gradV := scratch.net_block_3_layer_norm_2_mean_1_grad[i0][i1+8*j120][0]
-				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j120]
+				net_block_3_layer_norm_2_mean_1_gradV := scratch.net_block_3_layer_norm_2_mean_1_grad[i0][i1+8*j132][0]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j132]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow8[i2] += net_block_3_layer_norm_2_mean_1_gradV
 				}
@@ -17875,24 +17501,24 @@ type ocannlCharLMBackwardPart111 struct {
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j121 of the nest (0 <= j121 < 8).
-func (r119 *ocannlCharLMBackwardPart111) Part(j121 int) {
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r119 *ocannlCharLMBackwardPart111) Part(j133 int) {
 	nNetBlock3Dropout1Mask, scratch := r119.nNetBlock3Dropout1Mask, r119.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap26AVX512(&scratch.net_block_3_dropout_1_x_grad[i0][8*j121][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j121][0], &nNetBlock3Dropout1Mask[6144*i0+768*j121])
+			ocannlMap26AVX512(&scratch.net_block_3_dropout_1_x_grad[i0][8*j133][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j133][0], &nNetBlock3Dropout1Mask[6144*i0+768*j133])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap26AVX2(&scratch.net_block_3_dropout_1_x_grad[i0][8*j121][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j121][0], &nNetBlock3Dropout1Mask[6144*i0+768*j121])
+			ocannlMap26AVX2(&scratch.net_block_3_dropout_1_x_grad[i0][8*j133][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j133][0], &nNetBlock3Dropout1Mask[6144*i0+768*j133])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j121]
-				nNetBlock3Dropout1MaskRow2 := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j121 : 6144*i0+96*i1+768*j121+96])
-				net_block_3_dropout_1_x_gradRow := &scratch.net_block_3_dropout_1_x_grad[i0][i1+8*j121]
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j133]
+				nNetBlock3Dropout1MaskRow2 := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j133 : 6144*i0+96*i1+768*j133+96])
+				net_block_3_dropout_1_x_gradRow := &scratch.net_block_3_dropout_1_x_grad[i0][i1+8*j133]
 				for i2 := range 96 {
 					net_block_3_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow9[i2] * nNetBlock3Dropout1MaskRow2[i2]
 				}
@@ -17911,22 +17537,22 @@ type ocannlCharLMBackwardPart112 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 4).
-func (r120 *ocannlCharLMBackwardPart112) Part(j122 int) {
+// Part runs part j134 of the nest (0 <= j134 < 4).
+func (r120 *ocannlCharLMBackwardPart112) Part(j134 int) {
 	gNetBlock3MaskedAttention1WO, scratch := r120.gNetBlock3MaskedAttention1WO, r120.scratch
 	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock3MaskedAttention1WO[24*j122], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j122][0])
+		ocannlGemm12AVX512(&gNetBlock3MaskedAttention1WO[24*j134], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j134][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock3MaskedAttention1WO[24*j122], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j122][0])
+		ocannlGemm12AVX2(&gNetBlock3MaskedAttention1WO[24*j134], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j134][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				for i2 := range 96 {
 					net_block_3_dropout_1_x_gradV := scratch.net_block_3_dropout_1_x_grad[i0][i1][i2]
 					for i3 := range 1 {
-						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3+j122]
-						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+24*i3+24*j122 : 96*i2+24*i3+24*j122+24])
+						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3+j134]
+						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+24*i3+24*j134 : 96*i2+24*i3+24*j134+24])
 						for i4 := range 24 {
 							gNetBlock3MaskedAttention1WORow[i4] += net_block_3_dropout_1_x_gradV * net_block_3_masked_attention_1_ctxRow3[i4]
 						}
@@ -17947,22 +17573,22 @@ type ocannlCharLMBackwardPart113 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r121 *ocannlCharLMBackwardPart113) Part(j123 int) {
+// Part runs part j135 of the nest (0 <= j135 < 8).
+func (r121 *ocannlCharLMBackwardPart113) Part(j135 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r121.pNetBlock3MaskedAttention1WO, r121.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j123][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j123][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j135][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j135][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j123][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j123][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j135][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j135][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0+2*j123][i1][i2]
+					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0+2*j135][i1][i2]
 					for i3 := range 4 {
 						pNetBlock3MaskedAttention1WORow2 := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j123][i1][i3]
+						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j135][i1][i3]
 						for i4 := range 24 {
 							net_block_3_masked_attention_1_ctx_gradRow[i4] += pNetBlock3MaskedAttention1WORow2[i4] * net_block_3_dropout_1_x_gradV2
 						}
@@ -17982,34 +17608,34 @@ type ocannlCharLMBackwardPart114 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 8).
-func (r122 *ocannlCharLMBackwardPart114) Part(j124 int) {
+// Part runs part j136 of the nest (0 <= j136 < 8).
+func (r122 *ocannlCharLMBackwardPart114) Part(j136 int) {
 	scratch := r122.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j124][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j124][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j124][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j136][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j136][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j136][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j124][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j124][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j124][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j136][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j136][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j136][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_3_masked_attention_1_vRow5 := &scratch.net_block_3_masked_attention_1_v[i0+2*j124]
+			net_block_3_masked_attention_1_vRow5 := &scratch.net_block_3_masked_attention_1_v[i0+2*j136]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j124][i1][i2]
+					net_block_3_masked_attention_1_attn_gradRow := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j136][i1][i2]
 					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_3_masked_attention_1_ctx_gradV := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j124][i1][i2][i3]
-						net_block_3_masked_attention_1_ctx_gradV2 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j124][i1][i2][i3+1]
-						net_block_3_masked_attention_1_ctx_gradV3 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j124][i1][i2][i3+2]
-						net_block_3_masked_attention_1_ctx_gradV4 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j124][i1][i2][i3+3]
+						net_block_3_masked_attention_1_ctx_gradV := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j136][i1][i2][i3]
+						net_block_3_masked_attention_1_ctx_gradV2 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j136][i1][i2][i3+1]
+						net_block_3_masked_attention_1_ctx_gradV3 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j136][i1][i2][i3+2]
+						net_block_3_masked_attention_1_ctx_gradV4 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j136][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc73 := net_block_3_masked_attention_1_attn_gradRow[i4]
 							acc73 += net_block_3_masked_attention_1_ctx_gradV * net_block_3_masked_attention_1_vRow5[i4][i2][i3]
@@ -18034,30 +17660,30 @@ type ocannlCharLMBackwardPart115 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 8).
-func (r123 *ocannlCharLMBackwardPart115) Part(j125 int) {
+// Part runs part j137 of the nest (0 <= j137 < 8).
+func (r123 *ocannlCharLMBackwardPart115) Part(j137 int) {
 	scratch := r123.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j125][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j125][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j125][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j137][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j125][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j125][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j125][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j137][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
-			net_block_3_masked_attention_1_v_gradRow := &scratch.net_block_3_masked_attention_1_v_grad[i0+2*j125]
+			net_block_3_masked_attention_1_v_gradRow := &scratch.net_block_3_masked_attention_1_v_grad[i0+2*j137]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attnRow2 := &scratch.net_block_3_masked_attention_1_attn[i0+2*j125][i1][i2]
+					net_block_3_masked_attention_1_attnRow2 := &scratch.net_block_3_masked_attention_1_attn[i0+2*j137][i1][i2]
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_ctx_gradV5 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j125][i1][i2][i3]
+						net_block_3_masked_attention_1_ctx_gradV5 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j137][i1][i2][i3]
 						for i4 := range 64 {
 							net_block_3_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_3_masked_attention_1_attnRow2[i4] * net_block_3_masked_attention_1_ctx_gradV5
 						}
@@ -18072,30 +17698,26 @@ func (r123 *ocannlCharLMBackwardPart115) Part(j125 int) {
 var ocannlCharLMBackwardPart115Records rt.Records[ocannlCharLMBackwardPart115]
 
 // ocannlCharLMBackwardPart116 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart116 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j126 of the nest (0 <= j126 < 8).
-func (r124 *ocannlCharLMBackwardPart116) Part(j126 int) {
+// Part runs part j138 of the nest (0 <= j138 < 8).
+func (r124 *ocannlCharLMBackwardPart116) Part(j138 int) {
 	scratch := r124.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 512 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j126][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j126][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j126][0][0])
-		}
+		ocannlMap29AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[2*j138][0][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[2*j138][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j138][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j126][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j126][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j126][0][0])
-		}
+		ocannlMap29AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[2*j138][0][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[2*j138][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j138][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow2 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j126][i2]
-					net_block_3_masked_attention_1_attn_1V2 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j126][i2][0]
-					net_block_3_masked_attention_1_ex_gradRow := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j126][i2]
+					net_block_3_masked_attention_1_attn_gradRow2 := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j138][i1][i2]
+					net_block_3_masked_attention_1_attn_1V2 := scratch.net_block_3_masked_attention_1_attn_1[i0+2*j138][i1][i2][0]
+					net_block_3_masked_attention_1_ex_gradRow := &scratch.net_block_3_masked_attention_1_ex_grad[i0+2*j138][i1][i2]
 					for i3 := range 64 {
 						net_block_3_masked_attention_1_ex_gradRow[i3] += net_block_3_masked_attention_1_attn_gradRow2[i3] / net_block_3_masked_attention_1_attn_1V2
 					}
@@ -18109,36 +17731,32 @@ func (r124 *ocannlCharLMBackwardPart116) Part(j126 int) {
 var ocannlCharLMBackwardPart116Records rt.Records[ocannlCharLMBackwardPart116]
 
 // ocannlCharLMBackwardPart117 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart117 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 8).
-func (r125 *ocannlCharLMBackwardPart117) Part(j127 int) {
+// Part runs part j139 of the nest (0 <= j139 < 8).
+func (r125 *ocannlCharLMBackwardPart117) Part(j139 int) {
 	scratch := r125.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j127][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j127][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j127][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j127][0][0])
-		}
+		ocannlReduce16AVX512(&scratch.net_block_3_masked_attention_1_attn_1_grad[2*j139][0][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[2*j139][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j139][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j139][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j127][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j127][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j127][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j127][0][0])
-		}
+		ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[2*j139][0][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[2*j139][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j139][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1[2*j139][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow3 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j127][i2]
-					net_block_3_masked_attention_1_exRow4 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j127][i2]
-					v3 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j127][i2][0] * scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j127][i2][0]
-					acc74 := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j127][i2][0]
+					net_block_3_masked_attention_1_attn_gradRow3 := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j139][i1][i2]
+					net_block_3_masked_attention_1_exRow4 := &scratch.net_block_3_masked_attention_1_ex[i0+2*j139][i1][i2]
+					v3 := scratch.net_block_3_masked_attention_1_attn_1[i0+2*j139][i1][i2][0] * scratch.net_block_3_masked_attention_1_attn_1[i0+2*j139][i1][i2][0]
+					acc74 := scratch.net_block_3_masked_attention_1_attn_1_grad[i0+2*j139][i1][i2][0]
 					for i3 := range 64 {
 						acc74 += net_block_3_masked_attention_1_attn_gradRow3[i3] * (-(net_block_3_masked_attention_1_exRow4[i3] / v3))
 					}
-					scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j127][i2][0] = acc74
+					scratch.net_block_3_masked_attention_1_attn_1_grad[i0+2*j139][i1][i2][0] = acc74
 				}
 			}
 		}
@@ -18149,29 +17767,25 @@ func (r125 *ocannlCharLMBackwardPart117) Part(j127 int) {
 var ocannlCharLMBackwardPart117Records rt.Records[ocannlCharLMBackwardPart117]
 
 // ocannlCharLMBackwardPart118 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart118 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j128 of the nest (0 <= j128 < 8).
-func (r126 *ocannlCharLMBackwardPart118) Part(j128 int) {
+// Part runs part j140 of the nest (0 <= j140 < 8).
+func (r126 *ocannlCharLMBackwardPart118) Part(j140 int) {
 	scratch := r126.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j128][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j128][0][0])
-		}
+		ocannlMap30AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[2*j140][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[2*j140][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j128][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j128][0][0])
-		}
+		ocannlMap30AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[2*j140][0][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[2*j140][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_1_gradV := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j128][i2][0]
-					net_block_3_masked_attention_1_ex_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j128][i2]
+					net_block_3_masked_attention_1_attn_1_gradV := scratch.net_block_3_masked_attention_1_attn_1_grad[i0+2*j140][i1][i2][0]
+					net_block_3_masked_attention_1_ex_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_grad[i0+2*j140][i1][i2]
 					for i3 := range 64 {
 						net_block_3_masked_attention_1_ex_gradRow2[i3] += net_block_3_masked_attention_1_attn_1_gradV
 					}
@@ -18185,30 +17799,26 @@ func (r126 *ocannlCharLMBackwardPart118) Part(j128 int) {
 var ocannlCharLMBackwardPart118Records rt.Records[ocannlCharLMBackwardPart118]
 
 // ocannlCharLMBackwardPart119 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart119 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r127 *ocannlCharLMBackwardPart119) Part(j129 int) {
+// Part runs part j141 of the nest (0 <= j141 < 8).
+func (r127 *ocannlCharLMBackwardPart119) Part(j141 int) {
 	scratch := r127.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 32768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j129][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j129][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j129][0][0])
-		}
+		ocannlMap31AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[2*j141][0][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[2*j141][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j141][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j129][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j129][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j129][0][0])
-		}
+		ocannlMap31AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[2*j141][0][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[2*j141][0][0][0], &scratch.net_block_3_masked_attention_1_ex[2*j141][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j129][i2]
-					net_block_3_masked_attention_1_exRow5 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j129][i2]
-					net_block_3_masked_attention_1_ex_1_gradRow := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j129][i2]
+					net_block_3_masked_attention_1_ex_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_grad[i0+2*j141][i1][i2]
+					net_block_3_masked_attention_1_exRow5 := &scratch.net_block_3_masked_attention_1_ex[i0+2*j141][i1][i2]
+					net_block_3_masked_attention_1_ex_1_gradRow := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0+2*j141][i1][i2]
 					for i3 := range 64 {
 						net_block_3_masked_attention_1_ex_1_gradRow[i3] += net_block_3_masked_attention_1_ex_gradRow3[i3] * net_block_3_masked_attention_1_exRow5[i3]
 					}
@@ -18222,34 +17832,30 @@ func (r127 *ocannlCharLMBackwardPart119) Part(j129 int) {
 var ocannlCharLMBackwardPart119Records rt.Records[ocannlCharLMBackwardPart119]
 
 // ocannlCharLMBackwardPart120 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart120 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r128 *ocannlCharLMBackwardPart120) Part(j130 int) {
+// Part runs part j142 of the nest (0 <= j142 < 8).
+func (r128 *ocannlCharLMBackwardPart120) Part(j142 int) {
 	scratch := r128.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 512 rows of 64 elements into 512 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j130][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j130][0][0])
-		}
+		ocannlReduce17AVX512(&scratch.net_block_3_masked_attention_1_m_grad[2*j142][0][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[2*j142][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j130][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j130][0][0])
-		}
+		ocannlReduce17AVX2(&scratch.net_block_3_masked_attention_1_m_grad[2*j142][0][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[2*j142][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j130][i2]
-					acc75 := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j130][i2][0]
+					net_block_3_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0+2*j142][i1][i2]
+					acc75 := scratch.net_block_3_masked_attention_1_m_grad[i0+2*j142][i1][i2][0]
 					for i3 := range 64 {
 						acc75 -= net_block_3_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j130][i2][0] = acc75
+					scratch.net_block_3_masked_attention_1_m_grad[i0+2*j142][i1][i2][0] = acc75
 				}
 			}
 		}
@@ -18260,31 +17866,27 @@ func (r128 *ocannlCharLMBackwardPart120) Part(j130 int) {
 var ocannlCharLMBackwardPart120Records rt.Records[ocannlCharLMBackwardPart120]
 
 // ocannlCharLMBackwardPart121 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart121 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j134 of the nest (0 <= j134 < 8).
-func (r131 *ocannlCharLMBackwardPart121) Part(j134 int) {
+// Part runs part j146 of the nest (0 <= j146 < 8).
+func (r131 *ocannlCharLMBackwardPart121) Part(j146 int) {
 	scratch := r131.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
+	// float32 along-rows min reduction kernel, 512 rows of 64 elements into 512 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce17AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j134][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j134][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j134][0][0], &scratch.ordinals_2[0])
-		}
+		ocannlReduce18AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[2*j146][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j146][0][0][0], &scratch.net_block_3_masked_attention_1_m[2*j146][0][0][0], &scratch.ordinals_2[0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce17AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j134][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j134][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j134][0][0], &scratch.ordinals_2[0])
-		}
+		ocannlReduce18AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[2*j146][0][0][0], &scratch.net_block_3_masked_attention_1_masked[2*j146][0][0][0], &scratch.net_block_3_masked_attention_1_m[2*j146][0][0][0], &scratch.ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j134][i2]
-					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j134][i2][0]
-					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j134][i2][0]
+					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0+2*j146][i1][i2]
+					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0+2*j146][i1][i2][0]
+					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0+2*j146][i1][i2][0]
 					for i3 := range 64 {
 						var r129 float32
 						if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
@@ -18296,7 +17898,7 @@ func (r131 *ocannlCharLMBackwardPart121) Part(j134 int) {
 						}
 						acc76 = min(acc76, r130)
 					}
-					scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j134][i2][0] = acc76
+					scratch.net_block_3_masked_attention_1_m_argmax_110[i0+2*j146][i1][i2][0] = acc76
 				}
 			}
 		}
@@ -18307,30 +17909,26 @@ func (r131 *ocannlCharLMBackwardPart121) Part(j134 int) {
 var ocannlCharLMBackwardPart121Records rt.Records[ocannlCharLMBackwardPart121]
 
 // ocannlCharLMBackwardPart122 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart122 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j135 of the nest (0 <= j135 < 8).
-func (r134 *ocannlCharLMBackwardPart122) Part(j135 int) {
+// Part runs part j147 of the nest (0 <= j147 < 8).
+func (r134 *ocannlCharLMBackwardPart122) Part(j147 int) {
 	scratch := r134.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j135][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j135][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j135][0][0])
-		}
+		ocannlMap33AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[2*j147][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[2*j147][0][0][0], &scratch.net_block_3_masked_attention_1_m_grad[2*j147][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j135][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j135][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j135][0][0])
-		}
+		ocannlMap33AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[2*j147][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[2*j147][0][0][0], &scratch.net_block_3_masked_attention_1_m_grad[2*j147][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_m_argmax_110V := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j135][i2][0]
-					net_block_3_masked_attention_1_m_gradV := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j135][i2][0]
-					net_block_3_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j135][i2]
+					net_block_3_masked_attention_1_m_argmax_110V := scratch.net_block_3_masked_attention_1_m_argmax_110[i0+2*j147][i1][i2][0]
+					net_block_3_masked_attention_1_m_gradV := scratch.net_block_3_masked_attention_1_m_grad[i0+2*j147][i1][i2][0]
+					net_block_3_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0+2*j147][i1][i2]
 					for i3 := range 64 {
 						var r132 float32
 						if scratch.ordinals_2[i3] == net_block_3_masked_attention_1_m_argmax_110V {
@@ -18352,36 +17950,36 @@ func (r134 *ocannlCharLMBackwardPart122) Part(j135 int) {
 var ocannlCharLMBackwardPart122Records rt.Records[ocannlCharLMBackwardPart122]
 
 // ocannlCharLMBackwardPart123 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart123 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j136 of the nest (0 <= j136 < 8).
-func (r136 *ocannlCharLMBackwardPart123) Part(j136 int) {
+// Part runs part j148 of the nest (0 <= j148 < 8).
+func (r136 *ocannlCharLMBackwardPart123) Part(j148 int) {
 	mask, scratch := r136.mask, r136.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap34AVX512(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j136][0][0], &mask[i1+8*j136][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j136][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap34AVX512(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j148][i1][0][0], &mask[i1][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0+2*j148][i1][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap34AVX2(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j136][0][0], &mask[i1+8*j136][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j136][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap34AVX2(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j148][i1][0][0], &mask[i1][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0+2*j148][i1][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_3_masked_attention_1_scores_2V2 := scratch.net_block_3_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow4 := &mask[i1+8*j136]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow4 := &mask[i1]
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j136][i2]
-					net_block_3_masked_attention_1_scores_1_gradRow := &scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j136][i2]
+					net_block_3_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0+2*j148][i1][i2]
+					net_block_3_masked_attention_1_scores_1_gradRow := &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j148][i1][i2]
 					for i3 := range 64 {
 						r135 := float32(0)
 						if maskRow4[i3] != 0 {
@@ -18404,20 +18002,20 @@ type ocannlCharLMBackwardPart124 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j137 of the nest (0 <= j137 < 8).
-func (r137 *ocannlCharLMBackwardPart124) Part(j137 int) {
+// Part runs part j149 of the nest (0 <= j149 < 8).
+func (r137 *ocannlCharLMBackwardPart124) Part(j149 int) {
 	scratch := r137.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j137][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j149][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j149][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j149][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j137][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j137][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j149][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j149][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j149][0][i2][0])
 			}
 		}
 	} else {
@@ -18425,16 +18023,16 @@ func (r137 *ocannlCharLMBackwardPart124) Part(j137 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_q_gradRow := &scratch.net_block_3_masked_attention_1_q_grad[i0+2*j137][i1][i2]
+					net_block_3_masked_attention_1_q_gradRow := &scratch.net_block_3_masked_attention_1_q_grad[i0+2*j149][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_3_masked_attention_1_scores_1_gradV := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j137][i1][i2][i3]
-						net_block_3_masked_attention_1_kRow2 := &scratch.net_block_3_masked_attention_1_k[i0+2*j137][i3][i2]
-						net_block_3_masked_attention_1_scores_1_gradV2 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j137][i1][i2][i3+1]
-						net_block_3_masked_attention_1_kRow3 := &scratch.net_block_3_masked_attention_1_k[i0+2*j137][i3+1][i2]
-						net_block_3_masked_attention_1_scores_1_gradV3 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j137][i1][i2][i3+2]
-						net_block_3_masked_attention_1_kRow4 := &scratch.net_block_3_masked_attention_1_k[i0+2*j137][i3+2][i2]
-						net_block_3_masked_attention_1_scores_1_gradV4 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j137][i1][i2][i3+3]
-						net_block_3_masked_attention_1_kRow5 := &scratch.net_block_3_masked_attention_1_k[i0+2*j137][i3+3][i2]
+						net_block_3_masked_attention_1_scores_1_gradV := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j149][i1][i2][i3]
+						net_block_3_masked_attention_1_kRow2 := &scratch.net_block_3_masked_attention_1_k[i0+2*j149][i3][i2]
+						net_block_3_masked_attention_1_scores_1_gradV2 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j149][i1][i2][i3+1]
+						net_block_3_masked_attention_1_kRow3 := &scratch.net_block_3_masked_attention_1_k[i0+2*j149][i3+1][i2]
+						net_block_3_masked_attention_1_scores_1_gradV3 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j149][i1][i2][i3+2]
+						net_block_3_masked_attention_1_kRow4 := &scratch.net_block_3_masked_attention_1_k[i0+2*j149][i3+2][i2]
+						net_block_3_masked_attention_1_scores_1_gradV4 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j149][i1][i2][i3+3]
+						net_block_3_masked_attention_1_kRow5 := &scratch.net_block_3_masked_attention_1_k[i0+2*j149][i3+3][i2]
 						for i4 := range 24 {
 							acc77 := net_block_3_masked_attention_1_q_gradRow[i4]
 							acc77 += net_block_3_masked_attention_1_scores_1_gradV * net_block_3_masked_attention_1_kRow2[i4]
@@ -18459,30 +18057,30 @@ type ocannlCharLMBackwardPart125 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j138 of the nest (0 <= j138 < 8).
-func (r138 *ocannlCharLMBackwardPart125) Part(j138 int) {
+// Part runs part j150 of the nest (0 <= j150 < 8).
+func (r138 *ocannlCharLMBackwardPart125) Part(j150 int) {
 	scratch := r138.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j138][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j138][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j138][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j150][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j150][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j150][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j138][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j138][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j138][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j150][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j150][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j150][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_qRow2 := &scratch.net_block_3_masked_attention_1_q[i0+2*j138][i1][i2]
+					net_block_3_masked_attention_1_qRow2 := &scratch.net_block_3_masked_attention_1_q[i0+2*j150][i1][i2]
 					for i3 := range 64 {
-						net_block_3_masked_attention_1_scores_1_gradV5 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j138][i1][i2][i3]
-						net_block_3_masked_attention_1_k_gradRow := &scratch.net_block_3_masked_attention_1_k_grad[i0+2*j138][i3][i2]
+						net_block_3_masked_attention_1_scores_1_gradV5 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j150][i1][i2][i3]
+						net_block_3_masked_attention_1_k_gradRow := &scratch.net_block_3_masked_attention_1_k_grad[i0+2*j150][i3][i2]
 						for i4 := range 24 {
 							net_block_3_masked_attention_1_k_gradRow[i4] += net_block_3_masked_attention_1_qRow2[i4] * net_block_3_masked_attention_1_scores_1_gradV5
 						}
@@ -18503,22 +18101,22 @@ type ocannlCharLMBackwardPart126 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j139 of the nest (0 <= j139 < 4).
-func (r139 *ocannlCharLMBackwardPart126) Part(j139 int) {
+// Part runs part j151 of the nest (0 <= j151 < 4).
+func (r139 *ocannlCharLMBackwardPart126) Part(j151 int) {
 	gNetBlock3MaskedAttention1WV, scratch := r139.gNetBlock3MaskedAttention1WV, r139.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WV[2304*j139], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j139][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WV[2304*j151], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j151][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WV[2304*j139], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j139][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WV[2304*j151], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j151][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow5 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2+j139][i3]
-						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+2304*j139+96*i3 : 2304*i2+2304*j139+96*i3+96])
+						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2+j151][i3]
+						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+2304*j151+96*i3 : 2304*i2+2304*j151+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WVRow[i4] += net_block_3_masked_attention_1_v_gradV * net_block_3_masked_attention_1_xRow5[i4]
 						}
@@ -18539,29 +18137,29 @@ type ocannlCharLMBackwardPart127 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j140 of the nest (0 <= j140 < 8).
-func (r140 *ocannlCharLMBackwardPart127) Part(j140 int) {
+// Part runs part j152 of the nest (0 <= j152 < 8).
+func (r140 *ocannlCharLMBackwardPart127) Part(j152 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r140.pNetBlock3MaskedAttention1WV, r140.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j140][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j140][0][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j152][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j152][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j140][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j140][0][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j152][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j152][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j140][i1]
+				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j152][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j140][i1][i2][i3]
+						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j152][i1][i2][i3]
 						pNetBlock3MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j140][i1][i2][i3+1]
+						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j152][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j140][i1][i2][i3+2]
+						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j152][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j140][i1][i2][i3+3]
+						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j152][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc78 := net_block_3_masked_attention_1_x_gradRow[i4]
 							acc78 += pNetBlock3MaskedAttention1WVRow2[i4] * net_block_3_masked_attention_1_v_gradV2
@@ -18587,22 +18185,22 @@ type ocannlCharLMBackwardPart128 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j141 of the nest (0 <= j141 < 4).
-func (r141 *ocannlCharLMBackwardPart128) Part(j141 int) {
+// Part runs part j153 of the nest (0 <= j153 < 4).
+func (r141 *ocannlCharLMBackwardPart128) Part(j153 int) {
 	gNetBlock3MaskedAttention1WK, scratch := r141.gNetBlock3MaskedAttention1WK, r141.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WK[2304*j141], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j141][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WK[2304*j153], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j153][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WK[2304*j141], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j141][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WK[2304*j153], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j153][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow6 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2+j141][i3]
-						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+2304*j141+96*i3 : 2304*i2+2304*j141+96*i3+96])
+						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2+j153][i3]
+						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+2304*j153+96*i3 : 2304*i2+2304*j153+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WKRow[i4] += net_block_3_masked_attention_1_k_gradV * net_block_3_masked_attention_1_xRow6[i4]
 						}
@@ -18623,29 +18221,29 @@ type ocannlCharLMBackwardPart129 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j142 of the nest (0 <= j142 < 8).
-func (r142 *ocannlCharLMBackwardPart129) Part(j142 int) {
+// Part runs part j154 of the nest (0 <= j154 < 8).
+func (r142 *ocannlCharLMBackwardPart129) Part(j154 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r142.pNetBlock3MaskedAttention1WK, r142.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j142][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j142][0][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j154][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j154][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j142][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j142][0][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j154][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j154][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j142][i1]
+				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j154][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j142][i1][i2][i3]
+						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j154][i1][i2][i3]
 						pNetBlock3MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j142][i1][i2][i3+1]
+						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j154][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j142][i1][i2][i3+2]
+						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j154][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j142][i1][i2][i3+3]
+						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j154][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc79 := net_block_3_masked_attention_1_x_gradRow2[i4]
 							acc79 += pNetBlock3MaskedAttention1WKRow2[i4] * net_block_3_masked_attention_1_k_gradV2
@@ -18671,22 +18269,22 @@ type ocannlCharLMBackwardPart130 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j143 of the nest (0 <= j143 < 4).
-func (r143 *ocannlCharLMBackwardPart130) Part(j143 int) {
+// Part runs part j155 of the nest (0 <= j155 < 4).
+func (r143 *ocannlCharLMBackwardPart130) Part(j155 int) {
 	gNetBlock3MaskedAttention1WQ, scratch := r143.gNetBlock3MaskedAttention1WQ, r143.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WQ[2304*j143], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j143][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WQ[2304*j155], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j155][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WQ[2304*j143], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j143][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WQ[2304*j155], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j155][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow7 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2+j143][i3]
-						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+2304*j143+96*i3 : 2304*i2+2304*j143+96*i3+96])
+						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2+j155][i3]
+						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+2304*j155+96*i3 : 2304*i2+2304*j155+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WQRow[i4] += net_block_3_masked_attention_1_q_gradV * net_block_3_masked_attention_1_xRow7[i4]
 						}
@@ -18707,29 +18305,29 @@ type ocannlCharLMBackwardPart131 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j144 of the nest (0 <= j144 < 8).
-func (r144 *ocannlCharLMBackwardPart131) Part(j144 int) {
+// Part runs part j156 of the nest (0 <= j156 < 8).
+func (r144 *ocannlCharLMBackwardPart131) Part(j156 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r144.pNetBlock3MaskedAttention1WQ, r144.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j144][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j144][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j156][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j156][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j144][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j144][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j156][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j156][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j144][i1]
+				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j156][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j144][i1][i2][i3]
+						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j156][i1][i2][i3]
 						pNetBlock3MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j144][i1][i2][i3+1]
+						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j156][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j144][i1][i2][i3+2]
+						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j156][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j144][i1][i2][i3+3]
+						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j156][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc80 := net_block_3_masked_attention_1_x_gradRow3[i4]
 							acc80 += pNetBlock3MaskedAttention1WQRow2[i4] * net_block_3_masked_attention_1_q_gradV2
@@ -18755,24 +18353,24 @@ type ocannlCharLMBackwardPart132 struct {
 	gNetBlock3LayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j145 of the nest (0 <= j145 < 8).
-func (r145 *ocannlCharLMBackwardPart132) Part(j145 int) {
+// Part runs part j157 of the nest (0 <= j157 < 8).
+func (r145 *ocannlCharLMBackwardPart132) Part(j157 int) {
 	scratch, gNetBlock3LayerNorm1BetaPartial := r145.scratch, &r145.gNetBlock3LayerNorm1BetaPartial
-	gNetBlock3LayerNorm1BetaPartial[j145] = [96]float32{}
+	gNetBlock3LayerNorm1BetaPartial[j157] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock3LayerNorm1BetaPartial[j145][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j145][0][0])
+		ocannlReduce11AVX512(&gNetBlock3LayerNorm1BetaPartial[j157][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j157][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm1BetaPartial[j145][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j145][0][0])
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm1BetaPartial[j157][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j157][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j145]
+		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j157]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_masked_attention_1_x_gradRow4 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j145][i1]
-				net_block_3_masked_attention_1_x_gradRow5 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j145][i1+1]
-				net_block_3_masked_attention_1_x_gradRow6 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j145][i1+2]
-				net_block_3_masked_attention_1_x_gradRow7 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j145][i1+3]
+				net_block_3_masked_attention_1_x_gradRow4 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j157][i1]
+				net_block_3_masked_attention_1_x_gradRow5 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j157][i1+1]
+				net_block_3_masked_attention_1_x_gradRow6 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j157][i1+2]
+				net_block_3_masked_attention_1_x_gradRow7 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j157][i1+3]
 				for i2 := range 96 {
 					acc81 := gNetBlock3LayerNorm1BetaPartialRow[i2]
 					acc81 += net_block_3_masked_attention_1_x_gradRow4[i2]
@@ -18790,29 +18388,25 @@ func (r145 *ocannlCharLMBackwardPart132) Part(j145 int) {
 var ocannlCharLMBackwardPart132Records rt.Records[ocannlCharLMBackwardPart132]
 
 // ocannlCharLMBackwardPart133 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart133 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j147 of the nest (0 <= j147 < 8).
-func (r146 *ocannlCharLMBackwardPart133) Part(j147 int) {
+// Part runs part j159 of the nest (0 <= j159 < 8).
+func (r146 *ocannlCharLMBackwardPart133) Part(j159 int) {
 	scratch := r146.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap18AVX512(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j147][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j147][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j147][0])
-		}
+		ocannlMap18AVX512(&scratch.net_block_3_masked_attention_1_x_1_grad[2*j159][0][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j159][0][0], &scratch.net_block_3_masked_attention_1_x_3[2*j159][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap18AVX2(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j147][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j147][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j147][0])
-		}
+		ocannlMap18AVX2(&scratch.net_block_3_masked_attention_1_x_1_grad[2*j159][0][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j159][0][0], &scratch.net_block_3_masked_attention_1_x_3[2*j159][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow8 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j147]
-				net_block_3_masked_attention_1_x_3V2 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j147][0]
-				net_block_3_masked_attention_1_x_1_gradRow := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j147]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_x_gradRow8 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j159][i1]
+				net_block_3_masked_attention_1_x_3V2 := scratch.net_block_3_masked_attention_1_x_3[i0+2*j159][i1][0]
+				net_block_3_masked_attention_1_x_1_gradRow := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j159][i1]
 				for i2 := range 96 {
 					net_block_3_masked_attention_1_x_1_gradRow[i2] += net_block_3_masked_attention_1_x_gradRow8[i2] / net_block_3_masked_attention_1_x_3V2
 				}
@@ -18825,37 +18419,33 @@ func (r146 *ocannlCharLMBackwardPart133) Part(j147 int) {
 var ocannlCharLMBackwardPart133Records rt.Records[ocannlCharLMBackwardPart133]
 
 // ocannlCharLMBackwardPart134 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart134 struct {
 	pNetBlock3LayerNorm1Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j148 of the nest (0 <= j148 < 8).
-func (r147 *ocannlCharLMBackwardPart134) Part(j148 int) {
+// Part runs part j160 of the nest (0 <= j160 < 8).
+func (r147 *ocannlCharLMBackwardPart134) Part(j160 int) {
 	pNetBlock3LayerNorm1Gamma, scratch := r147.pNetBlock3LayerNorm1Gamma, r147.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j148][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j148][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j148][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j148][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j148][0])
-		}
+		ocannlReduce12AVX512(&scratch.net_block_3_masked_attention_1_x_3_grad[2*j160][0][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j160][0][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[2*j160][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j160][0][0], &scratch.net_block_3_masked_attention_1_x_3[2*j160][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j148][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j148][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[0][i1+8*j148][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j148][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j148][0])
-		}
+		ocannlReduce12AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[2*j160][0][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j160][0][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_h2[2*j160][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j160][0][0], &scratch.net_block_3_masked_attention_1_x_3[2*j160][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow9 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j148]
-				net_h2Row6 := &scratch.net_h2[i0][i1+8*j148]
-				net_block_3_layer_norm_1_meanV3 := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j148][0]
-				v4 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j148][0] * scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j148][0]
-				acc83 := scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j148][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_x_gradRow9 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j160][i1]
+				net_h2Row6 := &scratch.net_h2[i0+2*j160][i1]
+				net_block_3_layer_norm_1_meanV3 := scratch.net_block_3_layer_norm_1_mean[i0+2*j160][i1][0]
+				v4 := scratch.net_block_3_masked_attention_1_x_3[i0+2*j160][i1][0] * scratch.net_block_3_masked_attention_1_x_3[i0+2*j160][i1][0]
+				acc83 := scratch.net_block_3_masked_attention_1_x_3_grad[i0+2*j160][i1][0]
 				for i2 := range 96 {
 					acc83 += net_block_3_masked_attention_1_x_gradRow9[i2] * (-((pNetBlock3LayerNorm1Gamma[i2] * (net_h2Row6[i2] - net_block_3_layer_norm_1_meanV3)) / v4))
 				}
-				scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j148][0] = acc83
+				scratch.net_block_3_masked_attention_1_x_3_grad[i0+2*j160][i1][0] = acc83
 			}
 		}
 	}
@@ -18871,32 +18461,32 @@ type ocannlCharLMBackwardPart135 struct {
 	gNetBlock3LayerNorm1GammaPartial [8][96]float32
 }
 
-// Part runs part j149 of the nest (0 <= j149 < 8).
-func (r148 *ocannlCharLMBackwardPart135) Part(j149 int) {
+// Part runs part j162 of the nest (0 <= j162 < 8).
+func (r148 *ocannlCharLMBackwardPart135) Part(j162 int) {
 	scratch, gNetBlock3LayerNorm1GammaPartial := r148.scratch, &r148.gNetBlock3LayerNorm1GammaPartial
-	gNetBlock3LayerNorm1GammaPartial[j149] = [96]float32{}
+	gNetBlock3LayerNorm1GammaPartial[j162] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock3LayerNorm1GammaPartial[j149][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j149][0][0], &scratch.net_h2[2*j149][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j149][0][0])
+		ocannlReduce13AVX512(&gNetBlock3LayerNorm1GammaPartial[j162][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j162][0][0], &scratch.net_h2[2*j162][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j162][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock3LayerNorm1GammaPartial[j149][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j149][0][0], &scratch.net_h2[2*j149][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j149][0][0])
+		ocannlReduce13AVX2(&gNetBlock3LayerNorm1GammaPartial[j162][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j162][0][0], &scratch.net_h2[2*j162][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j162][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j149]
+		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j162]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_masked_attention_1_x_1_gradRow2 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j149][i1]
-				net_h2Row7 := &scratch.net_h2[i0+2*j149][i1]
-				net_block_3_layer_norm_1_meanV4 := scratch.net_block_3_layer_norm_1_mean[i0+2*j149][i1][0]
-				net_block_3_masked_attention_1_x_1_gradRow3 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j149][i1+1]
-				net_h2Row8 := &scratch.net_h2[i0+2*j149][i1+1]
-				net_block_3_layer_norm_1_meanV5 := scratch.net_block_3_layer_norm_1_mean[i0+2*j149][i1+1][0]
-				net_block_3_masked_attention_1_x_1_gradRow4 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j149][i1+2]
-				net_h2Row9 := &scratch.net_h2[i0+2*j149][i1+2]
-				net_block_3_layer_norm_1_meanV6 := scratch.net_block_3_layer_norm_1_mean[i0+2*j149][i1+2][0]
-				net_block_3_masked_attention_1_x_1_gradRow5 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j149][i1+3]
-				net_h2Row10 := &scratch.net_h2[i0+2*j149][i1+3]
-				net_block_3_layer_norm_1_meanV7 := scratch.net_block_3_layer_norm_1_mean[i0+2*j149][i1+3][0]
+				net_block_3_masked_attention_1_x_1_gradRow2 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j162][i1]
+				net_h2Row7 := &scratch.net_h2[i0+2*j162][i1]
+				net_block_3_layer_norm_1_meanV4 := scratch.net_block_3_layer_norm_1_mean[i0+2*j162][i1][0]
+				net_block_3_masked_attention_1_x_1_gradRow3 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j162][i1+1]
+				net_h2Row8 := &scratch.net_h2[i0+2*j162][i1+1]
+				net_block_3_layer_norm_1_meanV5 := scratch.net_block_3_layer_norm_1_mean[i0+2*j162][i1+1][0]
+				net_block_3_masked_attention_1_x_1_gradRow4 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j162][i1+2]
+				net_h2Row9 := &scratch.net_h2[i0+2*j162][i1+2]
+				net_block_3_layer_norm_1_meanV6 := scratch.net_block_3_layer_norm_1_mean[i0+2*j162][i1+2][0]
+				net_block_3_masked_attention_1_x_1_gradRow5 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j162][i1+3]
+				net_h2Row10 := &scratch.net_h2[i0+2*j162][i1+3]
+				net_block_3_layer_norm_1_meanV7 := scratch.net_block_3_layer_norm_1_mean[i0+2*j162][i1+3][0]
 				for i2 := range 96 {
 					acc84 := gNetBlock3LayerNorm1GammaPartialRow[i2]
 					acc84 += net_block_3_masked_attention_1_x_1_gradRow2[i2] * (net_h2Row7[i2] - net_block_3_layer_norm_1_meanV4)
@@ -18914,29 +18504,25 @@ func (r148 *ocannlCharLMBackwardPart135) Part(j149 int) {
 var ocannlCharLMBackwardPart135Records rt.Records[ocannlCharLMBackwardPart135]
 
 // ocannlCharLMBackwardPart136 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart136 struct {
 	pNetBlock3LayerNorm1Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j151 of the nest (0 <= j151 < 8).
-func (r149 *ocannlCharLMBackwardPart136) Part(j151 int) {
+// Part runs part j164 of the nest (0 <= j164 < 8).
+func (r149 *ocannlCharLMBackwardPart136) Part(j164 int) {
 	pNetBlock3LayerNorm1Gamma, scratch := r149.pNetBlock3LayerNorm1Gamma, r149.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap21AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j151][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j151][0])
-		}
+		ocannlMap21AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[2*j164][0][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j164][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap21AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j151][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j151][0])
-		}
+		ocannlMap21AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[2*j164][0][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j164][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_1_gradRow6 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j151]
-				net_block_3_layer_norm_1_centered_gradRow := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j151]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_x_1_gradRow6 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j164][i1]
+				net_block_3_layer_norm_1_centered_gradRow := &scratch.net_block_3_layer_norm_1_centered_grad[i0+2*j164][i1]
 				for i2 := range 96 {
 					net_block_3_layer_norm_1_centered_gradRow[i2] += pNetBlock3LayerNorm1Gamma[i2] * net_block_3_masked_attention_1_x_1_gradRow6[i2]
 				}
@@ -18949,30 +18535,26 @@ func (r149 *ocannlCharLMBackwardPart136) Part(j151 int) {
 var ocannlCharLMBackwardPart136Records rt.Records[ocannlCharLMBackwardPart136]
 
 // ocannlCharLMBackwardPart137 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart137 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j152 of the nest (0 <= j152 < 8).
-func (r150 *ocannlCharLMBackwardPart137) Part(j152 int) {
+// Part runs part j166 of the nest (0 <= j166 < 8).
+func (r150 *ocannlCharLMBackwardPart137) Part(j166 int) {
 	scratch := r150.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap23AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j152][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j152][0], &scratch.net_h2[0][i1+8*j152][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j152][0])
-		}
+		ocannlMap23AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[2*j166][0][0], &scratch.net_block_3_layer_norm_1_var_2_grad[2*j166][0][0], &scratch.net_h2[2*j166][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j166][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap23AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j152][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j152][0], &scratch.net_h2[0][i1+8*j152][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j152][0])
-		}
+		ocannlMap23AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[2*j166][0][0], &scratch.net_block_3_layer_norm_1_var_2_grad[2*j166][0][0], &scratch.net_h2[2*j166][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j166][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_1_var_2_gradV := scratch.net_block_3_layer_norm_1_var_2_grad[i0][i1+8*j152][0]
-				net_h2Row11 := &scratch.net_h2[i0][i1+8*j152]
-				net_block_3_layer_norm_1_meanV8 := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j152][0]
-				net_block_3_layer_norm_1_centered_gradRow2 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j152]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_layer_norm_1_var_2_gradV := scratch.net_block_3_layer_norm_1_var_2_grad[i0+2*j166][i1][0]
+				net_h2Row11 := &scratch.net_h2[i0+2*j166][i1]
+				net_block_3_layer_norm_1_meanV8 := scratch.net_block_3_layer_norm_1_mean[i0+2*j166][i1][0]
+				net_block_3_layer_norm_1_centered_gradRow2 := &scratch.net_block_3_layer_norm_1_centered_grad[i0+2*j166][i1]
 				for i2 := range 96 {
 					net_block_3_layer_norm_1_centered_gradRow2[i2] += net_block_3_layer_norm_1_var_2_gradV * (net_h2Row11[i2] - net_block_3_layer_norm_1_meanV8)
 				}
@@ -18985,30 +18567,26 @@ func (r150 *ocannlCharLMBackwardPart137) Part(j152 int) {
 var ocannlCharLMBackwardPart137Records rt.Records[ocannlCharLMBackwardPart137]
 
 // ocannlCharLMBackwardPart138 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart138 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j153 of the nest (0 <= j153 < 8).
-func (r151 *ocannlCharLMBackwardPart138) Part(j153 int) {
+// Part runs part j167 of the nest (0 <= j167 < 8).
+func (r151 *ocannlCharLMBackwardPart138) Part(j167 int) {
 	scratch := r151.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j153][0], &scratch.net_h2[0][i1+8*j153][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j153][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j153][0])
-		}
+		ocannlMap24AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[2*j167][0][0], &scratch.net_h2[2*j167][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j167][0][0], &scratch.net_block_3_layer_norm_1_var_2_grad[2*j167][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j153][0], &scratch.net_h2[0][i1+8*j153][0], &scratch.net_block_3_layer_norm_1_mean[0][i1+8*j153][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j153][0])
-		}
+		ocannlMap24AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[2*j167][0][0], &scratch.net_h2[2*j167][0][0], &scratch.net_block_3_layer_norm_1_mean[2*j167][0][0], &scratch.net_block_3_layer_norm_1_var_2_grad[2*j167][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h2Row12 := &scratch.net_h2[i0][i1+8*j153]
-				net_block_3_layer_norm_1_meanV9 := scratch.net_block_3_layer_norm_1_mean[i0][i1+8*j153][0]
-				net_block_3_layer_norm_1_var_2_gradV2 := scratch.net_block_3_layer_norm_1_var_2_grad[i0][i1+8*j153][0]
-				net_block_3_layer_norm_1_centered_gradRow3 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j153]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h2Row12 := &scratch.net_h2[i0+2*j167][i1]
+				net_block_3_layer_norm_1_meanV9 := scratch.net_block_3_layer_norm_1_mean[i0+2*j167][i1][0]
+				net_block_3_layer_norm_1_var_2_gradV2 := scratch.net_block_3_layer_norm_1_var_2_grad[i0+2*j167][i1][0]
+				net_block_3_layer_norm_1_centered_gradRow3 := &scratch.net_block_3_layer_norm_1_centered_grad[i0+2*j167][i1]
 				for i2 := range 96 {
 					net_block_3_layer_norm_1_centered_gradRow3[i2] += (net_h2Row12[i2] - net_block_3_layer_norm_1_meanV9) * net_block_3_layer_norm_1_var_2_gradV2
 				}
@@ -19021,24 +18599,24 @@ func (r151 *ocannlCharLMBackwardPart138) Part(j153 int) {
 var ocannlCharLMBackwardPart138Records rt.Records[ocannlCharLMBackwardPart138]
 
 // ocannlCharLMBackwardPart139 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart139 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j154 of the nest (0 <= j154 < 8).
-func (r152 *ocannlCharLMBackwardPart139) Part(j154 int) {
+// Part runs part j168 of the nest (0 <= j168 < 8).
+func (r152 *ocannlCharLMBackwardPart139) Part(j168 int) {
 	scratch := r152.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j154][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][8*j154][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[2*j168][0][0], &scratch.net_block_3_layer_norm_1_centered_grad[2*j168][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j154][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][8*j154][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[2*j168][0][0], &scratch.net_block_3_layer_norm_1_centered_grad[2*j168][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_1_centered_gradRow4 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j154]
-				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j154]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_layer_norm_1_centered_gradRow4 := &scratch.net_block_3_layer_norm_1_centered_grad[i0+2*j168][i1]
+				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0+2*j168][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow10[i2] += net_block_3_layer_norm_1_centered_gradRow4[i2]
 				}
@@ -19051,33 +18629,29 @@ func (r152 *ocannlCharLMBackwardPart139) Part(j154 int) {
 var ocannlCharLMBackwardPart139Records rt.Records[ocannlCharLMBackwardPart139]
 
 // ocannlCharLMBackwardPart140 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart140 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j155 of the nest (0 <= j155 < 8).
-func (r153 *ocannlCharLMBackwardPart140) Part(j155 int) {
+// Part runs part j169 of the nest (0 <= j169 < 8).
+func (r153 *ocannlCharLMBackwardPart140) Part(j169 int) {
 	scratch := r153.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 96 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j155][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j155][0])
-		}
+		ocannlReduce14AVX512(&scratch.net_block_3_layer_norm_1_mean_grad[2*j169][0][0], &scratch.net_block_3_layer_norm_1_centered_grad[2*j169][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j155][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j155][0])
-		}
+		ocannlReduce14AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[2*j169][0][0], &scratch.net_block_3_layer_norm_1_centered_grad[2*j169][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_1_centered_gradRow5 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j155]
-				acc86 := scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j155][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_layer_norm_1_centered_gradRow5 := &scratch.net_block_3_layer_norm_1_centered_grad[i0+2*j169][i1]
+				acc86 := scratch.net_block_3_layer_norm_1_mean_grad[i0+2*j169][i1][0]
 				for i2 := range 96 {
 					acc86 -= net_block_3_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j155][0] = acc86
+				scratch.net_block_3_layer_norm_1_mean_grad[i0+2*j169][i1][0] = acc86
 			}
 		}
 	}
@@ -19092,23 +18666,23 @@ type ocannlCharLMBackwardPart141 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j156 of the nest (0 <= j156 < 8).
-func (r154 *ocannlCharLMBackwardPart141) Part(j156 int) {
+// Part runs part j171 of the nest (0 <= j171 < 8).
+func (r154 *ocannlCharLMBackwardPart141) Part(j171 int) {
 	scratch := r154.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j156][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j156][0])
+			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j171][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j171][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j156][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j156][0])
+			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j171][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j171][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_mean_1_gradV := scratch.net_block_3_layer_norm_1_mean_1_grad[i0][i1+8*j156][0]
-				net_layer_norm_1_centered_gradRow11 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j156]
+				net_block_3_layer_norm_1_mean_1_gradV := scratch.net_block_3_layer_norm_1_mean_1_grad[i0][i1+8*j171][0]
+				net_layer_norm_1_centered_gradRow11 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j171]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow11[i2] += net_block_3_layer_norm_1_mean_1_gradV
 				}
@@ -19127,24 +18701,24 @@ type ocannlCharLMBackwardPart142 struct {
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j157 of the nest (0 <= j157 < 8).
-func (r155 *ocannlCharLMBackwardPart142) Part(j157 int) {
+// Part runs part j172 of the nest (0 <= j172 < 8).
+func (r155 *ocannlCharLMBackwardPart142) Part(j172 int) {
 	nNetBlock2Dropout2Mask, scratch := r155.nNetBlock2Dropout2Mask, r155.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap26AVX512(&scratch.net_block_2_dropout_2_x_grad[i0][8*j157][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j157][0], &nNetBlock2Dropout2Mask[6144*i0+768*j157])
+			ocannlMap26AVX512(&scratch.net_block_2_dropout_2_x_grad[i0][8*j172][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j172][0], &nNetBlock2Dropout2Mask[6144*i0+768*j172])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap26AVX2(&scratch.net_block_2_dropout_2_x_grad[i0][8*j157][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j157][0], &nNetBlock2Dropout2Mask[6144*i0+768*j157])
+			ocannlMap26AVX2(&scratch.net_block_2_dropout_2_x_grad[i0][8*j172][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j172][0], &nNetBlock2Dropout2Mask[6144*i0+768*j172])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j157]
-				nNetBlock2Dropout2MaskRow2 := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j157 : 6144*i0+96*i1+768*j157+96])
-				net_block_2_dropout_2_x_gradRow := &scratch.net_block_2_dropout_2_x_grad[i0][i1+8*j157]
+				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j172]
+				nNetBlock2Dropout2MaskRow2 := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j172 : 6144*i0+96*i1+768*j172+96])
+				net_block_2_dropout_2_x_gradRow := &scratch.net_block_2_dropout_2_x_grad[i0][i1+8*j172]
 				for i2 := range 96 {
 					net_block_2_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow12[i2] * nNetBlock2Dropout2MaskRow2[i2]
 				}
@@ -19163,24 +18737,24 @@ type ocannlCharLMBackwardPart143 struct {
 	gNetBlock2Linear1BPartial [8][96]float32
 }
 
-// Part runs part j158 of the nest (0 <= j158 < 8).
-func (r156 *ocannlCharLMBackwardPart143) Part(j158 int) {
+// Part runs part j173 of the nest (0 <= j173 < 8).
+func (r156 *ocannlCharLMBackwardPart143) Part(j173 int) {
 	scratch, gNetBlock2Linear1BPartial := r156.scratch, &r156.gNetBlock2Linear1BPartial
-	gNetBlock2Linear1BPartial[j158] = [96]float32{}
+	gNetBlock2Linear1BPartial[j173] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j158][0], &scratch.net_block_2_dropout_2_x_grad[2*j158][0][0])
+		ocannlReduce11AVX512(&gNetBlock2Linear1BPartial[j173][0], &scratch.net_block_2_dropout_2_x_grad[2*j173][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j158][0], &scratch.net_block_2_dropout_2_x_grad[2*j158][0][0])
+		ocannlReduce11AVX2(&gNetBlock2Linear1BPartial[j173][0], &scratch.net_block_2_dropout_2_x_grad[2*j173][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j158]
+		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j173]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_dropout_2_x_gradRow2 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j158][i1]
-				net_block_2_dropout_2_x_gradRow3 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j158][i1+1]
-				net_block_2_dropout_2_x_gradRow4 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j158][i1+2]
-				net_block_2_dropout_2_x_gradRow5 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j158][i1+3]
+				net_block_2_dropout_2_x_gradRow2 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j173][i1]
+				net_block_2_dropout_2_x_gradRow3 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j173][i1+1]
+				net_block_2_dropout_2_x_gradRow4 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j173][i1+2]
+				net_block_2_dropout_2_x_gradRow5 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j173][i1+3]
 				for i2 := range 96 {
 					acc87 := gNetBlock2Linear1BPartialRow[i2]
 					acc87 += net_block_2_dropout_2_x_gradRow2[i2]
@@ -19204,23 +18778,23 @@ type ocannlCharLMBackwardPart144 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j160 of the nest (0 <= j160 < 6).
-func (r157 *ocannlCharLMBackwardPart144) Part(j160 int) {
+// Part runs part j175 of the nest (0 <= j175 < 6).
+func (r157 *ocannlCharLMBackwardPart144) Part(j175 int) {
 	gNetBlock2Linear1W, scratch := r157.gNetBlock2Linear1W, r157.scratch
 	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock2Linear1W[64*j160], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j160])
+		ocannlGemm8AVX512(&gNetBlock2Linear1W[64*j175], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j175])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock2Linear1W[64*j160], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j160])
+		ocannlGemm8AVX2(&gNetBlock2Linear1W[64*j175], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j175])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
 				for i2 := range 96 {
 					net_block_2_dropout_2_x_gradV := scratch.net_block_2_dropout_2_x_grad[i0][i1][i2]
-					gNetBlock2Linear1WRow := (*[64]float32)(gNetBlock2Linear1W[384*i2+64*j160 : 384*i2+64*j160+64])
+					gNetBlock2Linear1WRow := (*[64]float32)(gNetBlock2Linear1W[384*i2+64*j175 : 384*i2+64*j175+64])
 					for i3 := range 64 {
-						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_gradV * net_block_2_linear_1_xRow3[i3+64*j160]
+						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_gradV * net_block_2_linear_1_xRow3[i3+64*j175]
 					}
 				}
 			}
@@ -19238,28 +18812,28 @@ type ocannlCharLMBackwardPart145 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j161 of the nest (0 <= j161 < 8).
-func (r158 *ocannlCharLMBackwardPart145) Part(j161 int) {
+// Part runs part j176 of the nest (0 <= j176 < 8).
+func (r158 *ocannlCharLMBackwardPart145) Part(j176 int) {
 	pNetBlock2Linear1W, scratch := r158.pNetBlock2Linear1W, r158.scratch
 	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j161][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j161][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j176][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j176][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_2_linear_1_x_grad[2*j161][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j161][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm9AVX2(&scratch.net_block_2_linear_1_x_grad[2*j176][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j176][0][0], &pNetBlock2Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0+2*j161][i1]
+				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0+2*j176][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock2Linear1WRow2 := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
-					net_block_2_dropout_2_x_gradV2 := scratch.net_block_2_dropout_2_x_grad[i0+2*j161][i1][i2]
+					net_block_2_dropout_2_x_gradV2 := scratch.net_block_2_dropout_2_x_grad[i0+2*j176][i1][i2]
 					pNetBlock2Linear1WRow3 := (*[384]float32)(pNetBlock2Linear1W[384*i2+384 : 384*i2+768])
-					net_block_2_dropout_2_x_gradV3 := scratch.net_block_2_dropout_2_x_grad[i0+2*j161][i1][i2+1]
+					net_block_2_dropout_2_x_gradV3 := scratch.net_block_2_dropout_2_x_grad[i0+2*j176][i1][i2+1]
 					pNetBlock2Linear1WRow4 := (*[384]float32)(pNetBlock2Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_2_dropout_2_x_gradV4 := scratch.net_block_2_dropout_2_x_grad[i0+2*j161][i1][i2+2]
+					net_block_2_dropout_2_x_gradV4 := scratch.net_block_2_dropout_2_x_grad[i0+2*j176][i1][i2+2]
 					pNetBlock2Linear1WRow5 := (*[384]float32)(pNetBlock2Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_2_dropout_2_x_gradV5 := scratch.net_block_2_dropout_2_x_grad[i0+2*j161][i1][i2+3]
+					net_block_2_dropout_2_x_gradV5 := scratch.net_block_2_dropout_2_x_grad[i0+2*j176][i1][i2+3]
 					for i3 := range 384 {
 						acc89 := net_block_2_linear_1_x_gradRow[i3]
 						acc89 += pNetBlock2Linear1WRow2[i3] * net_block_2_dropout_2_x_gradV2
@@ -19278,34 +18852,34 @@ func (r158 *ocannlCharLMBackwardPart145) Part(j161 int) {
 var ocannlCharLMBackwardPart145Records rt.Records[ocannlCharLMBackwardPart145]
 
 // ocannlCharLMBackwardPart146 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart146 struct {
 	pNetBlock2Linear2B *[384]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j162 of the nest (0 <= j162 < 8).
-func (r159 *ocannlCharLMBackwardPart146) Part(j162 int) {
+// Part runs part j177 of the nest (0 <= j177 < 8).
+func (r159 *ocannlCharLMBackwardPart146) Part(j177 int) {
 	pNetBlock2Linear2B, scratch := r159.pNetBlock2Linear2B, r159.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 384 elements (c = add(mul(x0,gelu_grad(add(x1,x2))),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap27AVX512(&scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j162][0], &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j162][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j162][0], &pNetBlock2Linear2B[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap27AVX512(&scratch.net_block_2_linear_1_x_2_grad[i0+2*j177][i1][0], &scratch.net_block_2_linear_1_x_grad[i0+2*j177][i1][0], &scratch.net_block_2_linear_1_x_1[i0+2*j177][i1][0], &pNetBlock2Linear2B[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap27AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j162][0], &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j162][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j162][0], &pNetBlock2Linear2B[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap27AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0+2*j177][i1][0], &scratch.net_block_2_linear_1_x_grad[i0+2*j177][i1][0], &scratch.net_block_2_linear_1_x_1[i0+2*j177][i1][0], &pNetBlock2Linear2B[0])
 			}
 		}
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j162]
-				net_block_2_linear_1_x_1Row2 := &scratch.net_block_2_linear_1_x_1[i0][i1+8*j162]
-				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j162]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0+2*j177][i1]
+				net_block_2_linear_1_x_1Row2 := &scratch.net_block_2_linear_1_x_1[i0+2*j177][i1]
+				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j177][i1]
 				for i2 := range 384 {
 					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_2_linear_1_x_1Row2[i2]+pNetBlock2Linear2B[i2])
 				}
@@ -19324,24 +18898,24 @@ type ocannlCharLMBackwardPart147 struct {
 	gNetBlock2Linear2BPartial [8][384]float32
 }
 
-// Part runs part j163 of the nest (0 <= j163 < 8).
-func (r160 *ocannlCharLMBackwardPart147) Part(j163 int) {
+// Part runs part j178 of the nest (0 <= j178 < 8).
+func (r160 *ocannlCharLMBackwardPart147) Part(j178 int) {
 	scratch, gNetBlock2Linear2BPartial := r160.scratch, &r160.gNetBlock2Linear2BPartial
-	gNetBlock2Linear2BPartial[j163] = [384]float32{}
+	gNetBlock2Linear2BPartial[j178] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock2Linear2BPartial[j163][0], &scratch.net_block_2_linear_1_x_2_grad[2*j163][0][0])
+		ocannlReduce15AVX512(&gNetBlock2Linear2BPartial[j178][0], &scratch.net_block_2_linear_1_x_2_grad[2*j178][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock2Linear2BPartial[j163][0], &scratch.net_block_2_linear_1_x_2_grad[2*j163][0][0])
+		ocannlReduce15AVX2(&gNetBlock2Linear2BPartial[j178][0], &scratch.net_block_2_linear_1_x_2_grad[2*j178][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j163]
+		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j178]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j163][i1]
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j163][i1+1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j163][i1+2]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j163][i1+3]
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j178][i1]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j178][i1+1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j178][i1+2]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j178][i1+3]
 				for i2 := range 384 {
 					acc90 := gNetBlock2Linear2BPartialRow[i2]
 					acc90 += net_block_2_linear_1_x_2_gradRow2[i2]
@@ -19365,21 +18939,21 @@ type ocannlCharLMBackwardPart148 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j165 of the nest (0 <= j165 < 8).
-func (r161 *ocannlCharLMBackwardPart148) Part(j165 int) {
+// Part runs part j180 of the nest (0 <= j180 < 8).
+func (r161 *ocannlCharLMBackwardPart148) Part(j180 int) {
 	gNetBlock2Linear2W, scratch := r161.gNetBlock2Linear2W, r161.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j165], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j165], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j180], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j180], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock2Linear2W[4608*j165], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j165], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock2Linear2W[4608*j180], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j180], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_linear_2_xRow3 := &scratch.net_block_2_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+48*j165]
-					gNetBlock2Linear2WRow := (*[96]float32)(gNetBlock2Linear2W[96*i2+4608*j165 : 96*i2+4608*j165+96])
+					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+48*j180]
+					gNetBlock2Linear2WRow := (*[96]float32)(gNetBlock2Linear2W[96*i2+4608*j180 : 96*i2+4608*j180+96])
 					for i3 := range 96 {
 						gNetBlock2Linear2WRow[i3] += net_block_2_linear_1_x_2_gradV * net_block_2_linear_2_xRow3[i3]
 					}
@@ -19399,28 +18973,28 @@ type ocannlCharLMBackwardPart149 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j166 of the nest (0 <= j166 < 8).
-func (r162 *ocannlCharLMBackwardPart149) Part(j166 int) {
+// Part runs part j181 of the nest (0 <= j181 < 8).
+func (r162 *ocannlCharLMBackwardPart149) Part(j181 int) {
 	pNetBlock2Linear2W, scratch := r162.pNetBlock2Linear2W, r162.scratch
 	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_2_linear_2_x_grad[2*j166][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j166][0][0], &pNetBlock2Linear2W[0])
+		ocannlGemm11AVX512(&scratch.net_block_2_linear_2_x_grad[2*j181][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j181][0][0], &pNetBlock2Linear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_2_linear_2_x_grad[2*j166][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j166][0][0], &pNetBlock2Linear2W[0])
+		ocannlGemm11AVX2(&scratch.net_block_2_linear_2_x_grad[2*j181][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j181][0][0], &pNetBlock2Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0+2*j166][i1]
+				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0+2*j181][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock2Linear2WRow2 := (*[96]float32)(pNetBlock2Linear2W[96*i2 : 96*i2+96])
-					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j166][i1][i2]
+					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j181][i1][i2]
 					pNetBlock2Linear2WRow3 := (*[96]float32)(pNetBlock2Linear2W[96*i2+96 : 96*i2+192])
-					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j166][i1][i2+1]
+					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j181][i1][i2+1]
 					pNetBlock2Linear2WRow4 := (*[96]float32)(pNetBlock2Linear2W[96*i2+192 : 96*i2+288])
-					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j166][i1][i2+2]
+					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j181][i1][i2+2]
 					pNetBlock2Linear2WRow5 := (*[96]float32)(pNetBlock2Linear2W[96*i2+288 : 96*i2+384])
-					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j166][i1][i2+3]
+					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j181][i1][i2+3]
 					for i3 := range 96 {
 						acc92 := net_block_2_linear_2_x_gradRow[i3]
 						acc92 += pNetBlock2Linear2WRow2[i3] * net_block_2_linear_1_x_2_gradV2
@@ -19445,24 +19019,24 @@ type ocannlCharLMBackwardPart150 struct {
 	gNetBlock2LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j167 of the nest (0 <= j167 < 8).
-func (r163 *ocannlCharLMBackwardPart150) Part(j167 int) {
+// Part runs part j182 of the nest (0 <= j182 < 8).
+func (r163 *ocannlCharLMBackwardPart150) Part(j182 int) {
 	scratch, gNetBlock2LayerNorm2BetaPartial := r163.scratch, &r163.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j167] = [96]float32{}
+	gNetBlock2LayerNorm2BetaPartial[j182] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j167][0], &scratch.net_block_2_linear_2_x_grad[2*j167][0][0])
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm2BetaPartial[j182][0], &scratch.net_block_2_linear_2_x_grad[2*j182][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j167][0], &scratch.net_block_2_linear_2_x_grad[2*j167][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2BetaPartial[j182][0], &scratch.net_block_2_linear_2_x_grad[2*j182][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j167]
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j182]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_2_x_gradRow2 := &scratch.net_block_2_linear_2_x_grad[i0+2*j167][i1]
-				net_block_2_linear_2_x_gradRow3 := &scratch.net_block_2_linear_2_x_grad[i0+2*j167][i1+1]
-				net_block_2_linear_2_x_gradRow4 := &scratch.net_block_2_linear_2_x_grad[i0+2*j167][i1+2]
-				net_block_2_linear_2_x_gradRow5 := &scratch.net_block_2_linear_2_x_grad[i0+2*j167][i1+3]
+				net_block_2_linear_2_x_gradRow2 := &scratch.net_block_2_linear_2_x_grad[i0+2*j182][i1]
+				net_block_2_linear_2_x_gradRow3 := &scratch.net_block_2_linear_2_x_grad[i0+2*j182][i1+1]
+				net_block_2_linear_2_x_gradRow4 := &scratch.net_block_2_linear_2_x_grad[i0+2*j182][i1+2]
+				net_block_2_linear_2_x_gradRow5 := &scratch.net_block_2_linear_2_x_grad[i0+2*j182][i1+3]
 				for i2 := range 96 {
 					acc93 := gNetBlock2LayerNorm2BetaPartialRow[i2]
 					acc93 += net_block_2_linear_2_x_gradRow2[i2]
@@ -19480,29 +19054,25 @@ func (r163 *ocannlCharLMBackwardPart150) Part(j167 int) {
 var ocannlCharLMBackwardPart150Records rt.Records[ocannlCharLMBackwardPart150]
 
 // ocannlCharLMBackwardPart151 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart151 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j169 of the nest (0 <= j169 < 8).
-func (r164 *ocannlCharLMBackwardPart151) Part(j169 int) {
+// Part runs part j184 of the nest (0 <= j184 < 8).
+func (r164 *ocannlCharLMBackwardPart151) Part(j184 int) {
 	scratch := r164.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap18AVX512(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j169][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j169][0], &scratch.net_block_2_linear_2_x_3[i0][8*j169][0])
-		}
+		ocannlMap18AVX512(&scratch.net_block_2_linear_2_x_1_grad[2*j184][0][0], &scratch.net_block_2_linear_2_x_grad[2*j184][0][0], &scratch.net_block_2_linear_2_x_3[2*j184][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap18AVX2(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j169][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j169][0], &scratch.net_block_2_linear_2_x_3[i0][8*j169][0])
-		}
+		ocannlMap18AVX2(&scratch.net_block_2_linear_2_x_1_grad[2*j184][0][0], &scratch.net_block_2_linear_2_x_grad[2*j184][0][0], &scratch.net_block_2_linear_2_x_3[2*j184][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_gradRow6 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j169]
-				net_block_2_linear_2_x_3V2 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j169][0]
-				net_block_2_linear_2_x_1_gradRow := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j169]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_linear_2_x_gradRow6 := &scratch.net_block_2_linear_2_x_grad[i0+2*j184][i1]
+				net_block_2_linear_2_x_3V2 := scratch.net_block_2_linear_2_x_3[i0+2*j184][i1][0]
+				net_block_2_linear_2_x_1_gradRow := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j184][i1]
 				for i2 := range 96 {
 					net_block_2_linear_2_x_1_gradRow[i2] += net_block_2_linear_2_x_gradRow6[i2] / net_block_2_linear_2_x_3V2
 				}
@@ -19515,37 +19085,33 @@ func (r164 *ocannlCharLMBackwardPart151) Part(j169 int) {
 var ocannlCharLMBackwardPart151Records rt.Records[ocannlCharLMBackwardPart151]
 
 // ocannlCharLMBackwardPart152 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart152 struct {
 	pNetBlock2LayerNorm2Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j170 of the nest (0 <= j170 < 8).
-func (r165 *ocannlCharLMBackwardPart152) Part(j170 int) {
+// Part runs part j185 of the nest (0 <= j185 < 8).
+func (r165 *ocannlCharLMBackwardPart152) Part(j185 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r165.pNetBlock2LayerNorm2Gamma, r165.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j170][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j170][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j170][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j170][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j170][0])
-		}
+		ocannlReduce12AVX512(&scratch.net_block_2_linear_2_x_3_grad[2*j185][0][0], &scratch.net_block_2_linear_2_x_grad[2*j185][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[2*j185][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j185][0][0], &scratch.net_block_2_linear_2_x_3[2*j185][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j170][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j170][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[0][i1+8*j170][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j170][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j170][0])
-		}
+		ocannlReduce12AVX2(&scratch.net_block_2_linear_2_x_3_grad[2*j185][0][0], &scratch.net_block_2_linear_2_x_grad[2*j185][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_x1[2*j185][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j185][0][0], &scratch.net_block_2_linear_2_x_3[2*j185][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_gradRow7 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j170]
-				net_block_2_x1Row6 := &scratch.net_block_2_x1[i0][i1+8*j170]
-				net_block_2_layer_norm_2_meanV3 := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j170][0]
-				v5 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j170][0] * scratch.net_block_2_linear_2_x_3[i0][i1+8*j170][0]
-				acc95 := scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j170][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_linear_2_x_gradRow7 := &scratch.net_block_2_linear_2_x_grad[i0+2*j185][i1]
+				net_block_2_x1Row6 := &scratch.net_block_2_x1[i0+2*j185][i1]
+				net_block_2_layer_norm_2_meanV3 := scratch.net_block_2_layer_norm_2_mean[i0+2*j185][i1][0]
+				v5 := scratch.net_block_2_linear_2_x_3[i0+2*j185][i1][0] * scratch.net_block_2_linear_2_x_3[i0+2*j185][i1][0]
+				acc95 := scratch.net_block_2_linear_2_x_3_grad[i0+2*j185][i1][0]
 				for i2 := range 96 {
 					acc95 += net_block_2_linear_2_x_gradRow7[i2] * (-((pNetBlock2LayerNorm2Gamma[i2] * (net_block_2_x1Row6[i2] - net_block_2_layer_norm_2_meanV3)) / v5))
 				}
-				scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j170][0] = acc95
+				scratch.net_block_2_linear_2_x_3_grad[i0+2*j185][i1][0] = acc95
 			}
 		}
 	}
@@ -19561,32 +19127,32 @@ type ocannlCharLMBackwardPart153 struct {
 	gNetBlock2LayerNorm2GammaPartial [8][96]float32
 }
 
-// Part runs part j171 of the nest (0 <= j171 < 8).
-func (r166 *ocannlCharLMBackwardPart153) Part(j171 int) {
+// Part runs part j187 of the nest (0 <= j187 < 8).
+func (r166 *ocannlCharLMBackwardPart153) Part(j187 int) {
 	scratch, gNetBlock2LayerNorm2GammaPartial := r166.scratch, &r166.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j171] = [96]float32{}
+	gNetBlock2LayerNorm2GammaPartial[j187] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j171][0], &scratch.net_block_2_linear_2_x_1_grad[2*j171][0][0], &scratch.net_block_2_x1[2*j171][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j171][0][0])
+		ocannlReduce13AVX512(&gNetBlock2LayerNorm2GammaPartial[j187][0], &scratch.net_block_2_linear_2_x_1_grad[2*j187][0][0], &scratch.net_block_2_x1[2*j187][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j187][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j171][0], &scratch.net_block_2_linear_2_x_1_grad[2*j171][0][0], &scratch.net_block_2_x1[2*j171][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j171][0][0])
+		ocannlReduce13AVX2(&gNetBlock2LayerNorm2GammaPartial[j187][0], &scratch.net_block_2_linear_2_x_1_grad[2*j187][0][0], &scratch.net_block_2_x1[2*j187][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j187][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j171]
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j187]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_2_x_1_gradRow2 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j171][i1]
-				net_block_2_x1Row7 := &scratch.net_block_2_x1[i0+2*j171][i1]
-				net_block_2_layer_norm_2_meanV4 := scratch.net_block_2_layer_norm_2_mean[i0+2*j171][i1][0]
-				net_block_2_linear_2_x_1_gradRow3 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j171][i1+1]
-				net_block_2_x1Row8 := &scratch.net_block_2_x1[i0+2*j171][i1+1]
-				net_block_2_layer_norm_2_meanV5 := scratch.net_block_2_layer_norm_2_mean[i0+2*j171][i1+1][0]
-				net_block_2_linear_2_x_1_gradRow4 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j171][i1+2]
-				net_block_2_x1Row9 := &scratch.net_block_2_x1[i0+2*j171][i1+2]
-				net_block_2_layer_norm_2_meanV6 := scratch.net_block_2_layer_norm_2_mean[i0+2*j171][i1+2][0]
-				net_block_2_linear_2_x_1_gradRow5 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j171][i1+3]
-				net_block_2_x1Row10 := &scratch.net_block_2_x1[i0+2*j171][i1+3]
-				net_block_2_layer_norm_2_meanV7 := scratch.net_block_2_layer_norm_2_mean[i0+2*j171][i1+3][0]
+				net_block_2_linear_2_x_1_gradRow2 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j187][i1]
+				net_block_2_x1Row7 := &scratch.net_block_2_x1[i0+2*j187][i1]
+				net_block_2_layer_norm_2_meanV4 := scratch.net_block_2_layer_norm_2_mean[i0+2*j187][i1][0]
+				net_block_2_linear_2_x_1_gradRow3 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j187][i1+1]
+				net_block_2_x1Row8 := &scratch.net_block_2_x1[i0+2*j187][i1+1]
+				net_block_2_layer_norm_2_meanV5 := scratch.net_block_2_layer_norm_2_mean[i0+2*j187][i1+1][0]
+				net_block_2_linear_2_x_1_gradRow4 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j187][i1+2]
+				net_block_2_x1Row9 := &scratch.net_block_2_x1[i0+2*j187][i1+2]
+				net_block_2_layer_norm_2_meanV6 := scratch.net_block_2_layer_norm_2_mean[i0+2*j187][i1+2][0]
+				net_block_2_linear_2_x_1_gradRow5 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j187][i1+3]
+				net_block_2_x1Row10 := &scratch.net_block_2_x1[i0+2*j187][i1+3]
+				net_block_2_layer_norm_2_meanV7 := scratch.net_block_2_layer_norm_2_mean[i0+2*j187][i1+3][0]
 				for i2 := range 96 {
 					acc96 := gNetBlock2LayerNorm2GammaPartialRow[i2]
 					acc96 += net_block_2_linear_2_x_1_gradRow2[i2] * (net_block_2_x1Row7[i2] - net_block_2_layer_norm_2_meanV4)
@@ -19604,29 +19170,25 @@ func (r166 *ocannlCharLMBackwardPart153) Part(j171 int) {
 var ocannlCharLMBackwardPart153Records rt.Records[ocannlCharLMBackwardPart153]
 
 // ocannlCharLMBackwardPart154 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart154 struct {
 	pNetBlock2LayerNorm2Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j173 of the nest (0 <= j173 < 8).
-func (r167 *ocannlCharLMBackwardPart154) Part(j173 int) {
+// Part runs part j189 of the nest (0 <= j189 < 8).
+func (r167 *ocannlCharLMBackwardPart154) Part(j189 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r167.pNetBlock2LayerNorm2Gamma, r167.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j173][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j173][0])
-		}
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[2*j189][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[2*j189][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j173][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j173][0])
-		}
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[2*j189][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[2*j189][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_1_gradRow6 := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j173]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j173]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_linear_2_x_1_gradRow6 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j189][i1]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+2*j189][i1]
 				for i2 := range 96 {
 					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_linear_2_x_1_gradRow6[i2]
 				}
@@ -19639,30 +19201,26 @@ func (r167 *ocannlCharLMBackwardPart154) Part(j173 int) {
 var ocannlCharLMBackwardPart154Records rt.Records[ocannlCharLMBackwardPart154]
 
 // ocannlCharLMBackwardPart155 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart155 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j174 of the nest (0 <= j174 < 8).
-func (r168 *ocannlCharLMBackwardPart155) Part(j174 int) {
+// Part runs part j191 of the nest (0 <= j191 < 8).
+func (r168 *ocannlCharLMBackwardPart155) Part(j191 int) {
 	scratch := r168.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap23AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j174][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j174][0], &scratch.net_block_2_x1[0][i1+8*j174][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j174][0])
-		}
+		ocannlMap23AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[2*j191][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[2*j191][0][0], &scratch.net_block_2_x1[2*j191][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j191][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap23AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j174][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j174][0], &scratch.net_block_2_x1[0][i1+8*j174][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j174][0])
-		}
+		ocannlMap23AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[2*j191][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[2*j191][0][0], &scratch.net_block_2_x1[2*j191][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j191][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0][i1+8*j174][0]
-				net_block_2_x1Row11 := &scratch.net_block_2_x1[i0][i1+8*j174]
-				net_block_2_layer_norm_2_meanV8 := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j174][0]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j174]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+2*j191][i1][0]
+				net_block_2_x1Row11 := &scratch.net_block_2_x1[i0+2*j191][i1]
+				net_block_2_layer_norm_2_meanV8 := scratch.net_block_2_layer_norm_2_mean[i0+2*j191][i1][0]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+2*j191][i1]
 				for i2 := range 96 {
 					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_2_gradV * (net_block_2_x1Row11[i2] - net_block_2_layer_norm_2_meanV8)
 				}
@@ -19675,30 +19233,26 @@ func (r168 *ocannlCharLMBackwardPart155) Part(j174 int) {
 var ocannlCharLMBackwardPart155Records rt.Records[ocannlCharLMBackwardPart155]
 
 // ocannlCharLMBackwardPart156 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart156 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j175 of the nest (0 <= j175 < 8).
-func (r169 *ocannlCharLMBackwardPart156) Part(j175 int) {
+// Part runs part j192 of the nest (0 <= j192 < 8).
+func (r169 *ocannlCharLMBackwardPart156) Part(j192 int) {
 	scratch := r169.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j175][0], &scratch.net_block_2_x1[0][i1+8*j175][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j175][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j175][0])
-		}
+		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[2*j192][0][0], &scratch.net_block_2_x1[2*j192][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j192][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[2*j192][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j175][0], &scratch.net_block_2_x1[0][i1+8*j175][0], &scratch.net_block_2_layer_norm_2_mean[0][i1+8*j175][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j175][0])
-		}
+		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[2*j192][0][0], &scratch.net_block_2_x1[2*j192][0][0], &scratch.net_block_2_layer_norm_2_mean[2*j192][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[2*j192][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1Row12 := &scratch.net_block_2_x1[i0][i1+8*j175]
-				net_block_2_layer_norm_2_meanV9 := scratch.net_block_2_layer_norm_2_mean[i0][i1+8*j175][0]
-				net_block_2_layer_norm_2_var_2_gradV2 := scratch.net_block_2_layer_norm_2_var_2_grad[i0][i1+8*j175][0]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j175]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_x1Row12 := &scratch.net_block_2_x1[i0+2*j192][i1]
+				net_block_2_layer_norm_2_meanV9 := scratch.net_block_2_layer_norm_2_mean[i0+2*j192][i1][0]
+				net_block_2_layer_norm_2_var_2_gradV2 := scratch.net_block_2_layer_norm_2_var_2_grad[i0+2*j192][i1][0]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+2*j192][i1]
 				for i2 := range 96 {
 					net_block_2_layer_norm_2_centered_gradRow3[i2] += (net_block_2_x1Row12[i2] - net_block_2_layer_norm_2_meanV9) * net_block_2_layer_norm_2_var_2_gradV2
 				}
@@ -19711,24 +19265,24 @@ func (r169 *ocannlCharLMBackwardPart156) Part(j175 int) {
 var ocannlCharLMBackwardPart156Records rt.Records[ocannlCharLMBackwardPart156]
 
 // ocannlCharLMBackwardPart157 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart157 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j176 of the nest (0 <= j176 < 8).
-func (r170 *ocannlCharLMBackwardPart157) Part(j176 int) {
+// Part runs part j193 of the nest (0 <= j193 < 8).
+func (r170 *ocannlCharLMBackwardPart157) Part(j193 int) {
 	scratch := r170.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j176][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][8*j176][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[2*j193][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[2*j193][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j176][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][8*j176][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[2*j193][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[2*j193][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j176]
-				net_layer_norm_1_centered_gradRow13 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j176]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+2*j193][i1]
+				net_layer_norm_1_centered_gradRow13 := &scratch.net_layer_norm_1_centered_grad[i0+2*j193][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow13[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
 				}
@@ -19741,33 +19295,29 @@ func (r170 *ocannlCharLMBackwardPart157) Part(j176 int) {
 var ocannlCharLMBackwardPart157Records rt.Records[ocannlCharLMBackwardPart157]
 
 // ocannlCharLMBackwardPart158 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart158 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j177 of the nest (0 <= j177 < 8).
-func (r171 *ocannlCharLMBackwardPart158) Part(j177 int) {
+// Part runs part j194 of the nest (0 <= j194 < 8).
+func (r171 *ocannlCharLMBackwardPart158) Part(j194 int) {
 	scratch := r171.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 96 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j177][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j177][0])
-		}
+		ocannlReduce14AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[2*j194][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[2*j194][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j177][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j177][0])
-		}
+		ocannlReduce14AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[2*j194][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[2*j194][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j177]
-				acc98 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j177][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+2*j194][i1]
+				acc98 := scratch.net_block_2_layer_norm_2_mean_grad[i0+2*j194][i1][0]
 				for i2 := range 96 {
 					acc98 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j177][0] = acc98
+				scratch.net_block_2_layer_norm_2_mean_grad[i0+2*j194][i1][0] = acc98
 			}
 		}
 	}
@@ -19782,23 +19332,23 @@ type ocannlCharLMBackwardPart159 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j178 of the nest (0 <= j178 < 8).
-func (r172 *ocannlCharLMBackwardPart159) Part(j178 int) {
+// Part runs part j196 of the nest (0 <= j196 < 8).
+func (r172 *ocannlCharLMBackwardPart159) Part(j196 int) {
 	scratch := r172.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j178][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j178][0])
+			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j196][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j196][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j178][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j178][0])
+			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j196][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j196][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1+8*j178][0]
-				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j178]
+				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1+8*j196][0]
+				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j196]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow14[i2] += net_block_2_layer_norm_2_mean_1_gradV
 				}
@@ -19817,24 +19367,24 @@ type ocannlCharLMBackwardPart160 struct {
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j179 of the nest (0 <= j179 < 8).
-func (r173 *ocannlCharLMBackwardPart160) Part(j179 int) {
+// Part runs part j197 of the nest (0 <= j197 < 8).
+func (r173 *ocannlCharLMBackwardPart160) Part(j197 int) {
 	nNetBlock2Dropout1Mask, scratch := r173.nNetBlock2Dropout1Mask, r173.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap26AVX512(&scratch.net_block_2_dropout_1_x_grad[i0][8*j179][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j179][0], &nNetBlock2Dropout1Mask[6144*i0+768*j179])
+			ocannlMap26AVX512(&scratch.net_block_2_dropout_1_x_grad[i0][8*j197][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j197][0], &nNetBlock2Dropout1Mask[6144*i0+768*j197])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap26AVX2(&scratch.net_block_2_dropout_1_x_grad[i0][8*j179][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j179][0], &nNetBlock2Dropout1Mask[6144*i0+768*j179])
+			ocannlMap26AVX2(&scratch.net_block_2_dropout_1_x_grad[i0][8*j197][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j197][0], &nNetBlock2Dropout1Mask[6144*i0+768*j197])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j179]
-				nNetBlock2Dropout1MaskRow2 := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j179 : 6144*i0+96*i1+768*j179+96])
-				net_block_2_dropout_1_x_gradRow := &scratch.net_block_2_dropout_1_x_grad[i0][i1+8*j179]
+				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j197]
+				nNetBlock2Dropout1MaskRow2 := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j197 : 6144*i0+96*i1+768*j197+96])
+				net_block_2_dropout_1_x_gradRow := &scratch.net_block_2_dropout_1_x_grad[i0][i1+8*j197]
 				for i2 := range 96 {
 					net_block_2_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow15[i2] * nNetBlock2Dropout1MaskRow2[i2]
 				}
@@ -19853,22 +19403,22 @@ type ocannlCharLMBackwardPart161 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j180 of the nest (0 <= j180 < 4).
-func (r174 *ocannlCharLMBackwardPart161) Part(j180 int) {
+// Part runs part j198 of the nest (0 <= j198 < 4).
+func (r174 *ocannlCharLMBackwardPart161) Part(j198 int) {
 	gNetBlock2MaskedAttention1WO, scratch := r174.gNetBlock2MaskedAttention1WO, r174.scratch
 	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock2MaskedAttention1WO[24*j180], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j180][0])
+		ocannlGemm12AVX512(&gNetBlock2MaskedAttention1WO[24*j198], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j198][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock2MaskedAttention1WO[24*j180], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j180][0])
+		ocannlGemm12AVX2(&gNetBlock2MaskedAttention1WO[24*j198], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j198][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				for i2 := range 96 {
 					net_block_2_dropout_1_x_gradV := scratch.net_block_2_dropout_1_x_grad[i0][i1][i2]
 					for i3 := range 1 {
-						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j180]
-						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+24*i3+24*j180 : 96*i2+24*i3+24*j180+24])
+						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j198]
+						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+24*i3+24*j198 : 96*i2+24*i3+24*j198+24])
 						for i4 := range 24 {
 							gNetBlock2MaskedAttention1WORow[i4] += net_block_2_dropout_1_x_gradV * net_block_2_masked_attention_1_ctxRow3[i4]
 						}
@@ -19889,22 +19439,22 @@ type ocannlCharLMBackwardPart162 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j181 of the nest (0 <= j181 < 8).
-func (r175 *ocannlCharLMBackwardPart162) Part(j181 int) {
+// Part runs part j199 of the nest (0 <= j199 < 8).
+func (r175 *ocannlCharLMBackwardPart162) Part(j199 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r175.pNetBlock2MaskedAttention1WO, r175.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j181][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j181][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j199][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j199][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j181][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j181][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j199][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j199][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0+2*j181][i1][i2]
+					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0+2*j199][i1][i2]
 					for i3 := range 4 {
 						pNetBlock2MaskedAttention1WORow2 := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j181][i1][i3]
+						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j199][i1][i3]
 						for i4 := range 24 {
 							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_block_2_dropout_1_x_gradV2
 						}
@@ -19924,34 +19474,34 @@ type ocannlCharLMBackwardPart163 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j182 of the nest (0 <= j182 < 8).
-func (r176 *ocannlCharLMBackwardPart163) Part(j182 int) {
+// Part runs part j200 of the nest (0 <= j200 < 8).
+func (r176 *ocannlCharLMBackwardPart163) Part(j200 int) {
 	scratch := r176.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j182][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j182][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j182][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j200][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j200][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j200][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j182][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j182][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j182][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j200][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j200][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j200][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+2*j182]
+			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+2*j200]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j182][i1][i2]
+					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j200][i1][i2]
 					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j182][i1][i2][i3]
-						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j182][i1][i2][i3+1]
-						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j182][i1][i2][i3+2]
-						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j182][i1][i2][i3+3]
+						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j200][i1][i2][i3]
+						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j200][i1][i2][i3+1]
+						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j200][i1][i2][i3+2]
+						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j200][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc99 := net_block_2_masked_attention_1_attn_gradRow[i4]
 							acc99 += net_block_2_masked_attention_1_ctx_gradV * net_block_2_masked_attention_1_vRow5[i4][i2][i3]
@@ -19976,30 +19526,30 @@ type ocannlCharLMBackwardPart164 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j183 of the nest (0 <= j183 < 8).
-func (r177 *ocannlCharLMBackwardPart164) Part(j183 int) {
+// Part runs part j201 of the nest (0 <= j201 < 8).
+func (r177 *ocannlCharLMBackwardPart164) Part(j201 int) {
 	scratch := r177.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j183][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j183][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j183][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j183][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j183][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j183][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
-			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+2*j183]
+			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+2*j201]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+2*j183][i1][i2]
+					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+2*j201][i1][i2]
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j183][i1][i2][i3]
+						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][i1][i2][i3]
 						for i4 := range 64 {
 							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
 						}
@@ -20014,30 +19564,26 @@ func (r177 *ocannlCharLMBackwardPart164) Part(j183 int) {
 var ocannlCharLMBackwardPart164Records rt.Records[ocannlCharLMBackwardPart164]
 
 // ocannlCharLMBackwardPart165 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart165 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j184 of the nest (0 <= j184 < 8).
-func (r178 *ocannlCharLMBackwardPart165) Part(j184 int) {
+// Part runs part j202 of the nest (0 <= j202 < 8).
+func (r178 *ocannlCharLMBackwardPart165) Part(j202 int) {
 	scratch := r178.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 512 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j184][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j184][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j184][0][0])
-		}
+		ocannlMap29AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[2*j202][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[2*j202][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j202][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j184][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j184][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j184][0][0])
-		}
+		ocannlMap29AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[2*j202][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[2*j202][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j202][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j184][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j184][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j184][i2]
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j202][i1][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+2*j202][i1][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+2*j202][i1][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
 					}
@@ -20051,36 +19597,32 @@ func (r178 *ocannlCharLMBackwardPart165) Part(j184 int) {
 var ocannlCharLMBackwardPart165Records rt.Records[ocannlCharLMBackwardPart165]
 
 // ocannlCharLMBackwardPart166 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart166 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j185 of the nest (0 <= j185 < 8).
-func (r179 *ocannlCharLMBackwardPart166) Part(j185 int) {
+// Part runs part j203 of the nest (0 <= j203 < 8).
+func (r179 *ocannlCharLMBackwardPart166) Part(j203 int) {
 	scratch := r179.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j185][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j185][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j185][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j185][0][0])
-		}
+		ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[2*j203][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[2*j203][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j203][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j203][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j185][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j185][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j185][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j185][0][0])
-		}
+		ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[2*j203][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[2*j203][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j203][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[2*j203][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j185][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j185][i2]
-					v6 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j185][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j185][i2][0]
-					acc100 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j185][i2][0]
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j203][i1][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0+2*j203][i1][i2]
+					v6 := scratch.net_block_2_masked_attention_1_attn_1[i0+2*j203][i1][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0+2*j203][i1][i2][0]
+					acc100 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0+2*j203][i1][i2][0]
 					for i3 := range 64 {
 						acc100 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v6))
 					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j185][i2][0] = acc100
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0+2*j203][i1][i2][0] = acc100
 				}
 			}
 		}
@@ -20091,29 +19633,25 @@ func (r179 *ocannlCharLMBackwardPart166) Part(j185 int) {
 var ocannlCharLMBackwardPart166Records rt.Records[ocannlCharLMBackwardPart166]
 
 // ocannlCharLMBackwardPart167 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart167 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j186 of the nest (0 <= j186 < 8).
-func (r180 *ocannlCharLMBackwardPart167) Part(j186 int) {
+// Part runs part j204 of the nest (0 <= j204 < 8).
+func (r180 *ocannlCharLMBackwardPart167) Part(j204 int) {
 	scratch := r180.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j186][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j186][0][0])
-		}
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[2*j204][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[2*j204][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j186][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j186][0][0])
-		}
+		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[2*j204][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[2*j204][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_1_gradV := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j186][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j186][i2]
+					net_block_2_masked_attention_1_attn_1_gradV := scratch.net_block_2_masked_attention_1_attn_1_grad[i0+2*j204][i1][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_grad[i0+2*j204][i1][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_ex_gradRow2[i3] += net_block_2_masked_attention_1_attn_1_gradV
 					}
@@ -20127,30 +19665,26 @@ func (r180 *ocannlCharLMBackwardPart167) Part(j186 int) {
 var ocannlCharLMBackwardPart167Records rt.Records[ocannlCharLMBackwardPart167]
 
 // ocannlCharLMBackwardPart168 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart168 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j187 of the nest (0 <= j187 < 8).
-func (r181 *ocannlCharLMBackwardPart168) Part(j187 int) {
+// Part runs part j205 of the nest (0 <= j205 < 8).
+func (r181 *ocannlCharLMBackwardPart168) Part(j205 int) {
 	scratch := r181.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 32768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j187][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j187][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j187][0][0])
-		}
+		ocannlMap31AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[2*j205][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[2*j205][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j205][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j187][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j187][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j187][0][0])
-		}
+		ocannlMap31AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[2*j205][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[2*j205][0][0][0], &scratch.net_block_2_masked_attention_1_ex[2*j205][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j187][i2]
-					net_block_2_masked_attention_1_exRow5 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j187][i2]
-					net_block_2_masked_attention_1_ex_1_gradRow := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j187][i2]
+					net_block_2_masked_attention_1_ex_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_grad[i0+2*j205][i1][i2]
+					net_block_2_masked_attention_1_exRow5 := &scratch.net_block_2_masked_attention_1_ex[i0+2*j205][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0+2*j205][i1][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_ex_1_gradRow[i3] += net_block_2_masked_attention_1_ex_gradRow3[i3] * net_block_2_masked_attention_1_exRow5[i3]
 					}
@@ -20164,34 +19698,30 @@ func (r181 *ocannlCharLMBackwardPart168) Part(j187 int) {
 var ocannlCharLMBackwardPart168Records rt.Records[ocannlCharLMBackwardPart168]
 
 // ocannlCharLMBackwardPart169 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart169 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j188 of the nest (0 <= j188 < 8).
-func (r182 *ocannlCharLMBackwardPart169) Part(j188 int) {
+// Part runs part j206 of the nest (0 <= j206 < 8).
+func (r182 *ocannlCharLMBackwardPart169) Part(j206 int) {
 	scratch := r182.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 512 rows of 64 elements into 512 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j188][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j188][0][0])
-		}
+		ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_grad[2*j206][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[2*j206][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j188][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j188][0][0])
-		}
+		ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_grad[2*j206][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[2*j206][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j188][i2]
-					acc101 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j188][i2][0]
+					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0+2*j206][i1][i2]
+					acc101 := scratch.net_block_2_masked_attention_1_m_grad[i0+2*j206][i1][i2][0]
 					for i3 := range 64 {
 						acc101 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j188][i2][0] = acc101
+					scratch.net_block_2_masked_attention_1_m_grad[i0+2*j206][i1][i2][0] = acc101
 				}
 			}
 		}
@@ -20202,31 +19732,27 @@ func (r182 *ocannlCharLMBackwardPart169) Part(j188 int) {
 var ocannlCharLMBackwardPart169Records rt.Records[ocannlCharLMBackwardPart169]
 
 // ocannlCharLMBackwardPart170 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart170 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j192 of the nest (0 <= j192 < 8).
-func (r185 *ocannlCharLMBackwardPart170) Part(j192 int) {
+// Part runs part j210 of the nest (0 <= j210 < 8).
+func (r185 *ocannlCharLMBackwardPart170) Part(j210 int) {
 	scratch := r185.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
+	// float32 along-rows min reduction kernel, 512 rows of 64 elements into 512 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j192][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j192][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j192][0][0], &scratch.ordinals_2[0])
-		}
+		ocannlReduce18AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[2*j210][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j210][0][0][0], &scratch.net_block_2_masked_attention_1_m[2*j210][0][0][0], &scratch.ordinals_2[0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j192][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j192][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j192][0][0], &scratch.ordinals_2[0])
-		}
+		ocannlReduce18AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[2*j210][0][0][0], &scratch.net_block_2_masked_attention_1_masked[2*j210][0][0][0], &scratch.net_block_2_masked_attention_1_m[2*j210][0][0][0], &scratch.ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j192][i2]
-					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j192][i2][0]
-					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j192][i2][0]
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0+2*j210][i1][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0+2*j210][i1][i2][0]
+					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0+2*j210][i1][i2][0]
 					for i3 := range 64 {
 						var r183 float32
 						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
@@ -20238,7 +19764,7 @@ func (r185 *ocannlCharLMBackwardPart170) Part(j192 int) {
 						}
 						acc102 = min(acc102, r184)
 					}
-					scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j192][i2][0] = acc102
+					scratch.net_block_2_masked_attention_1_m_argmax_65[i0+2*j210][i1][i2][0] = acc102
 				}
 			}
 		}
@@ -20249,30 +19775,26 @@ func (r185 *ocannlCharLMBackwardPart170) Part(j192 int) {
 var ocannlCharLMBackwardPart170Records rt.Records[ocannlCharLMBackwardPart170]
 
 // ocannlCharLMBackwardPart171 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart171 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j193 of the nest (0 <= j193 < 8).
-func (r188 *ocannlCharLMBackwardPart171) Part(j193 int) {
+// Part runs part j211 of the nest (0 <= j211 < 8).
+func (r188 *ocannlCharLMBackwardPart171) Part(j211 int) {
 	scratch := r188.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j193][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j193][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j193][0][0])
-		}
+		ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[2*j211][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[2*j211][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[2*j211][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j193][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j193][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j193][0][0])
-		}
+		ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[2*j211][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[2*j211][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[2*j211][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_m_argmax_65V := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j193][i2][0]
-					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j193][i2][0]
-					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j193][i2]
+					net_block_2_masked_attention_1_m_argmax_65V := scratch.net_block_2_masked_attention_1_m_argmax_65[i0+2*j211][i1][i2][0]
+					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0+2*j211][i1][i2][0]
+					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0+2*j211][i1][i2]
 					for i3 := range 64 {
 						var r186 float32
 						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_65V {
@@ -20294,36 +19816,36 @@ func (r188 *ocannlCharLMBackwardPart171) Part(j193 int) {
 var ocannlCharLMBackwardPart171Records rt.Records[ocannlCharLMBackwardPart171]
 
 // ocannlCharLMBackwardPart172 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart172 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j194 of the nest (0 <= j194 < 8).
-func (r190 *ocannlCharLMBackwardPart172) Part(j194 int) {
+// Part runs part j212 of the nest (0 <= j212 < 8).
+func (r190 *ocannlCharLMBackwardPart172) Part(j212 int) {
 	mask, scratch := r190.mask, r190.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j194][0][0], &mask[i1+8*j194][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j194][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j212][i1][0][0], &mask[i1][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0+2*j212][i1][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j194][0][0], &mask[i1+8*j194][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j194][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j212][i1][0][0], &mask[i1][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0+2*j212][i1][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow5 := &mask[i1+8*j194]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow5 := &mask[i1]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j194][i2]
-					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j194][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0+2*j212][i1][i2]
+					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j212][i1][i2]
 					for i3 := range 64 {
 						r189 := float32(0)
 						if maskRow5[i3] != 0 {
@@ -20346,20 +19868,20 @@ type ocannlCharLMBackwardPart173 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j195 of the nest (0 <= j195 < 8).
-func (r191 *ocannlCharLMBackwardPart173) Part(j195 int) {
+// Part runs part j213 of the nest (0 <= j213 < 8).
+func (r191 *ocannlCharLMBackwardPart173) Part(j213 int) {
 	scratch := r191.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j195][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j195][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j195][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j213][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j213][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j213][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j195][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j195][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j195][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j213][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j213][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j213][0][i2][0])
 			}
 		}
 	} else {
@@ -20367,16 +19889,16 @@ func (r191 *ocannlCharLMBackwardPart173) Part(j195 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+2*j195][i1][i2]
+					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+2*j213][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j195][i1][i2][i3]
-						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+2*j195][i3][i2]
-						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j195][i1][i2][i3+1]
-						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+2*j195][i3+1][i2]
-						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j195][i1][i2][i3+2]
-						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+2*j195][i3+2][i2]
-						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j195][i1][i2][i3+3]
-						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+2*j195][i3+3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j213][i1][i2][i3]
+						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+2*j213][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j213][i1][i2][i3+1]
+						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+2*j213][i3+1][i2]
+						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j213][i1][i2][i3+2]
+						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+2*j213][i3+2][i2]
+						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j213][i1][i2][i3+3]
+						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+2*j213][i3+3][i2]
 						for i4 := range 24 {
 							acc103 := net_block_2_masked_attention_1_q_gradRow[i4]
 							acc103 += net_block_2_masked_attention_1_scores_1_gradV * net_block_2_masked_attention_1_kRow2[i4]
@@ -20401,30 +19923,30 @@ type ocannlCharLMBackwardPart174 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j196 of the nest (0 <= j196 < 8).
-func (r192 *ocannlCharLMBackwardPart174) Part(j196 int) {
+// Part runs part j214 of the nest (0 <= j214 < 8).
+func (r192 *ocannlCharLMBackwardPart174) Part(j214 int) {
 	scratch := r192.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j196][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j196][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j196][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j214][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j196][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j196][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j196][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j214][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+2*j196][i1][i2]
+					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+2*j214][i1][i2]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j196][i1][i2][i3]
-						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+2*j196][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+2*j214][i3][i2]
 						for i4 := range 24 {
 							net_block_2_masked_attention_1_k_gradRow[i4] += net_block_2_masked_attention_1_qRow2[i4] * net_block_2_masked_attention_1_scores_1_gradV5
 						}
@@ -20445,22 +19967,22 @@ type ocannlCharLMBackwardPart175 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j197 of the nest (0 <= j197 < 4).
-func (r193 *ocannlCharLMBackwardPart175) Part(j197 int) {
+// Part runs part j215 of the nest (0 <= j215 < 4).
+func (r193 *ocannlCharLMBackwardPart175) Part(j215 int) {
 	gNetBlock2MaskedAttention1WV, scratch := r193.gNetBlock2MaskedAttention1WV, r193.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WV[2304*j197], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j197][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WV[2304*j215], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j215][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WV[2304*j197], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j197][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WV[2304*j215], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j215][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j197][i3]
-						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+2304*j197+96*i3 : 2304*i2+2304*j197+96*i3+96])
+						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j215][i3]
+						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+2304*j215+96*i3 : 2304*i2+2304*j215+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
 						}
@@ -20481,29 +20003,29 @@ type ocannlCharLMBackwardPart176 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j198 of the nest (0 <= j198 < 8).
-func (r194 *ocannlCharLMBackwardPart176) Part(j198 int) {
+// Part runs part j216 of the nest (0 <= j216 < 8).
+func (r194 *ocannlCharLMBackwardPart176) Part(j216 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r194.pNetBlock2MaskedAttention1WV, r194.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j198][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j198][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j216][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j216][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j198][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j198][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j216][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j216][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j198][i1]
+				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j216][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j198][i1][i2][i3]
+						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j216][i1][i2][i3]
 						pNetBlock2MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j198][i1][i2][i3+1]
+						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j216][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j198][i1][i2][i3+2]
+						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j216][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j198][i1][i2][i3+3]
+						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j216][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc104 := net_block_2_masked_attention_1_x_gradRow[i4]
 							acc104 += pNetBlock2MaskedAttention1WVRow2[i4] * net_block_2_masked_attention_1_v_gradV2
@@ -20529,22 +20051,22 @@ type ocannlCharLMBackwardPart177 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j199 of the nest (0 <= j199 < 4).
-func (r195 *ocannlCharLMBackwardPart177) Part(j199 int) {
+// Part runs part j217 of the nest (0 <= j217 < 4).
+func (r195 *ocannlCharLMBackwardPart177) Part(j217 int) {
 	gNetBlock2MaskedAttention1WK, scratch := r195.gNetBlock2MaskedAttention1WK, r195.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WK[2304*j199], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j199][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WK[2304*j217], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j217][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WK[2304*j199], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j199][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WK[2304*j217], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j217][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow6 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j199][i3]
-						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+2304*j199+96*i3 : 2304*i2+2304*j199+96*i3+96])
+						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j217][i3]
+						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+2304*j217+96*i3 : 2304*i2+2304*j217+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4]
 						}
@@ -20565,29 +20087,29 @@ type ocannlCharLMBackwardPart178 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j200 of the nest (0 <= j200 < 8).
-func (r196 *ocannlCharLMBackwardPart178) Part(j200 int) {
+// Part runs part j218 of the nest (0 <= j218 < 8).
+func (r196 *ocannlCharLMBackwardPart178) Part(j218 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r196.pNetBlock2MaskedAttention1WK, r196.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j200][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j200][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j218][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j218][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j200][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j200][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j218][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j218][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j200][i1]
+				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j218][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j200][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j218][i1][i2][i3]
 						pNetBlock2MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j200][i1][i2][i3+1]
+						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j218][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j200][i1][i2][i3+2]
+						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j218][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j200][i1][i2][i3+3]
+						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j218][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc105 := net_block_2_masked_attention_1_x_gradRow2[i4]
 							acc105 += pNetBlock2MaskedAttention1WKRow2[i4] * net_block_2_masked_attention_1_k_gradV2
@@ -20613,22 +20135,22 @@ type ocannlCharLMBackwardPart179 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j201 of the nest (0 <= j201 < 4).
-func (r197 *ocannlCharLMBackwardPart179) Part(j201 int) {
+// Part runs part j219 of the nest (0 <= j219 < 4).
+func (r197 *ocannlCharLMBackwardPart179) Part(j219 int) {
 	gNetBlock2MaskedAttention1WQ, scratch := r197.gNetBlock2MaskedAttention1WQ, r197.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WQ[2304*j201], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j201][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WQ[2304*j219], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j219][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WQ[2304*j201], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j201][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WQ[2304*j219], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j219][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow7 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j201][i3]
-						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+2304*j201+96*i3 : 2304*i2+2304*j201+96*i3+96])
+						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j219][i3]
+						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+2304*j219+96*i3 : 2304*i2+2304*j219+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4]
 						}
@@ -20649,29 +20171,29 @@ type ocannlCharLMBackwardPart180 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j202 of the nest (0 <= j202 < 8).
-func (r198 *ocannlCharLMBackwardPart180) Part(j202 int) {
+// Part runs part j220 of the nest (0 <= j220 < 8).
+func (r198 *ocannlCharLMBackwardPart180) Part(j220 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r198.pNetBlock2MaskedAttention1WQ, r198.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j202][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j202][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j220][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j220][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j202][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j202][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j220][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j220][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j202][i1]
+				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j220][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j202][i1][i2][i3]
+						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j220][i1][i2][i3]
 						pNetBlock2MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j202][i1][i2][i3+1]
+						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j220][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j202][i1][i2][i3+2]
+						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j220][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j202][i1][i2][i3+3]
+						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j220][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc106 := net_block_2_masked_attention_1_x_gradRow3[i4]
 							acc106 += pNetBlock2MaskedAttention1WQRow2[i4] * net_block_2_masked_attention_1_q_gradV2
@@ -20697,24 +20219,24 @@ type ocannlCharLMBackwardPart181 struct {
 	gNetBlock2LayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j203 of the nest (0 <= j203 < 8).
-func (r199 *ocannlCharLMBackwardPart181) Part(j203 int) {
+// Part runs part j221 of the nest (0 <= j221 < 8).
+func (r199 *ocannlCharLMBackwardPart181) Part(j221 int) {
 	scratch, gNetBlock2LayerNorm1BetaPartial := r199.scratch, &r199.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j203] = [96]float32{}
+	gNetBlock2LayerNorm1BetaPartial[j221] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j203][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j203][0][0])
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm1BetaPartial[j221][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j221][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j203][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j203][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1BetaPartial[j221][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j221][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j203]
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j221]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j203][i1]
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j203][i1+1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j203][i1+2]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j203][i1+3]
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j221][i1]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j221][i1+1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j221][i1+2]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j221][i1+3]
 				for i2 := range 96 {
 					acc107 := gNetBlock2LayerNorm1BetaPartialRow[i2]
 					acc107 += net_block_2_masked_attention_1_x_gradRow4[i2]
@@ -20732,29 +20254,25 @@ func (r199 *ocannlCharLMBackwardPart181) Part(j203 int) {
 var ocannlCharLMBackwardPart181Records rt.Records[ocannlCharLMBackwardPart181]
 
 // ocannlCharLMBackwardPart182 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart182 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j205 of the nest (0 <= j205 < 8).
-func (r200 *ocannlCharLMBackwardPart182) Part(j205 int) {
+// Part runs part j223 of the nest (0 <= j223 < 8).
+func (r200 *ocannlCharLMBackwardPart182) Part(j223 int) {
 	scratch := r200.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j205][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j205][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j205][0])
-		}
+		ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[2*j223][0][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j223][0][0], &scratch.net_block_2_masked_attention_1_x_3[2*j223][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j205][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j205][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j205][0])
-		}
+		ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[2*j223][0][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j223][0][0], &scratch.net_block_2_masked_attention_1_x_3[2*j223][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j205]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j205][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j205]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j223][i1]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+2*j223][i1][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j223][i1]
 				for i2 := range 96 {
 					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
 				}
@@ -20767,37 +20285,33 @@ func (r200 *ocannlCharLMBackwardPart182) Part(j205 int) {
 var ocannlCharLMBackwardPart182Records rt.Records[ocannlCharLMBackwardPart182]
 
 // ocannlCharLMBackwardPart183 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart183 struct {
 	pNetBlock2LayerNorm1Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j206 of the nest (0 <= j206 < 8).
-func (r201 *ocannlCharLMBackwardPart183) Part(j206 int) {
+// Part runs part j224 of the nest (0 <= j224 < 8).
+func (r201 *ocannlCharLMBackwardPart183) Part(j224 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r201.pNetBlock2LayerNorm1Gamma, r201.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j206][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j206][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j206][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j206][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j206][0])
-		}
+		ocannlReduce12AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[2*j224][0][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j224][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[2*j224][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j224][0][0], &scratch.net_block_2_masked_attention_1_x_3[2*j224][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j206][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j206][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[0][i1+8*j206][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j206][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j206][0])
-		}
+		ocannlReduce12AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[2*j224][0][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j224][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_h1[2*j224][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j224][0][0], &scratch.net_block_2_masked_attention_1_x_3[2*j224][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j206]
-				net_h1Row6 := &scratch.net_h1[i0][i1+8*j206]
-				net_block_2_layer_norm_1_meanV3 := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j206][0]
-				v7 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j206][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j206][0]
-				acc109 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j206][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j224][i1]
+				net_h1Row6 := &scratch.net_h1[i0+2*j224][i1]
+				net_block_2_layer_norm_1_meanV3 := scratch.net_block_2_layer_norm_1_mean[i0+2*j224][i1][0]
+				v7 := scratch.net_block_2_masked_attention_1_x_3[i0+2*j224][i1][0] * scratch.net_block_2_masked_attention_1_x_3[i0+2*j224][i1][0]
+				acc109 := scratch.net_block_2_masked_attention_1_x_3_grad[i0+2*j224][i1][0]
 				for i2 := range 96 {
 					acc109 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-((pNetBlock2LayerNorm1Gamma[i2] * (net_h1Row6[i2] - net_block_2_layer_norm_1_meanV3)) / v7))
 				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j206][0] = acc109
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0+2*j224][i1][0] = acc109
 			}
 		}
 	}
@@ -20813,32 +20327,32 @@ type ocannlCharLMBackwardPart184 struct {
 	gNetBlock2LayerNorm1GammaPartial [8][96]float32
 }
 
-// Part runs part j207 of the nest (0 <= j207 < 8).
-func (r202 *ocannlCharLMBackwardPart184) Part(j207 int) {
+// Part runs part j226 of the nest (0 <= j226 < 8).
+func (r202 *ocannlCharLMBackwardPart184) Part(j226 int) {
 	scratch, gNetBlock2LayerNorm1GammaPartial := r202.scratch, &r202.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j207] = [96]float32{}
+	gNetBlock2LayerNorm1GammaPartial[j226] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j207][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j207][0][0], &scratch.net_h1[2*j207][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j207][0][0])
+		ocannlReduce13AVX512(&gNetBlock2LayerNorm1GammaPartial[j226][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j226][0][0], &scratch.net_h1[2*j226][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j226][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j207][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j207][0][0], &scratch.net_h1[2*j207][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j207][0][0])
+		ocannlReduce13AVX2(&gNetBlock2LayerNorm1GammaPartial[j226][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j226][0][0], &scratch.net_h1[2*j226][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j226][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j207]
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j226]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j207][i1]
-				net_h1Row7 := &scratch.net_h1[i0+2*j207][i1]
-				net_block_2_layer_norm_1_meanV4 := scratch.net_block_2_layer_norm_1_mean[i0+2*j207][i1][0]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j207][i1+1]
-				net_h1Row8 := &scratch.net_h1[i0+2*j207][i1+1]
-				net_block_2_layer_norm_1_meanV5 := scratch.net_block_2_layer_norm_1_mean[i0+2*j207][i1+1][0]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j207][i1+2]
-				net_h1Row9 := &scratch.net_h1[i0+2*j207][i1+2]
-				net_block_2_layer_norm_1_meanV6 := scratch.net_block_2_layer_norm_1_mean[i0+2*j207][i1+2][0]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j207][i1+3]
-				net_h1Row10 := &scratch.net_h1[i0+2*j207][i1+3]
-				net_block_2_layer_norm_1_meanV7 := scratch.net_block_2_layer_norm_1_mean[i0+2*j207][i1+3][0]
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1]
+				net_h1Row7 := &scratch.net_h1[i0+2*j226][i1]
+				net_block_2_layer_norm_1_meanV4 := scratch.net_block_2_layer_norm_1_mean[i0+2*j226][i1][0]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1+1]
+				net_h1Row8 := &scratch.net_h1[i0+2*j226][i1+1]
+				net_block_2_layer_norm_1_meanV5 := scratch.net_block_2_layer_norm_1_mean[i0+2*j226][i1+1][0]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1+2]
+				net_h1Row9 := &scratch.net_h1[i0+2*j226][i1+2]
+				net_block_2_layer_norm_1_meanV6 := scratch.net_block_2_layer_norm_1_mean[i0+2*j226][i1+2][0]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1+3]
+				net_h1Row10 := &scratch.net_h1[i0+2*j226][i1+3]
+				net_block_2_layer_norm_1_meanV7 := scratch.net_block_2_layer_norm_1_mean[i0+2*j226][i1+3][0]
 				for i2 := range 96 {
 					acc110 := gNetBlock2LayerNorm1GammaPartialRow[i2]
 					acc110 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * (net_h1Row7[i2] - net_block_2_layer_norm_1_meanV4)
@@ -20856,29 +20370,25 @@ func (r202 *ocannlCharLMBackwardPart184) Part(j207 int) {
 var ocannlCharLMBackwardPart184Records rt.Records[ocannlCharLMBackwardPart184]
 
 // ocannlCharLMBackwardPart185 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart185 struct {
 	pNetBlock2LayerNorm1Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j209 of the nest (0 <= j209 < 8).
-func (r203 *ocannlCharLMBackwardPart185) Part(j209 int) {
+// Part runs part j228 of the nest (0 <= j228 < 8).
+func (r203 *ocannlCharLMBackwardPart185) Part(j228 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r203.pNetBlock2LayerNorm1Gamma, r203.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j209][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j209][0])
-		}
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[2*j228][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j228][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j209][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j209][0])
-		}
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[2*j228][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j228][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j209]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j209]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j228][i1]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+2*j228][i1]
 				for i2 := range 96 {
 					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
 				}
@@ -20891,30 +20401,26 @@ func (r203 *ocannlCharLMBackwardPart185) Part(j209 int) {
 var ocannlCharLMBackwardPart185Records rt.Records[ocannlCharLMBackwardPart185]
 
 // ocannlCharLMBackwardPart186 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart186 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j210 of the nest (0 <= j210 < 8).
-func (r204 *ocannlCharLMBackwardPart186) Part(j210 int) {
+// Part runs part j230 of the nest (0 <= j230 < 8).
+func (r204 *ocannlCharLMBackwardPart186) Part(j230 int) {
 	scratch := r204.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap23AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j210][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j210][0], &scratch.net_h1[0][i1+8*j210][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j210][0])
-		}
+		ocannlMap23AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[2*j230][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[2*j230][0][0], &scratch.net_h1[2*j230][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j230][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap23AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j210][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j210][0], &scratch.net_h1[0][i1+8*j210][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j210][0])
-		}
+		ocannlMap23AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[2*j230][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[2*j230][0][0], &scratch.net_h1[2*j230][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j230][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0][i1+8*j210][0]
-				net_h1Row11 := &scratch.net_h1[i0][i1+8*j210]
-				net_block_2_layer_norm_1_meanV8 := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j210][0]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j210]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+2*j230][i1][0]
+				net_h1Row11 := &scratch.net_h1[i0+2*j230][i1]
+				net_block_2_layer_norm_1_meanV8 := scratch.net_block_2_layer_norm_1_mean[i0+2*j230][i1][0]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+2*j230][i1]
 				for i2 := range 96 {
 					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_2_gradV * (net_h1Row11[i2] - net_block_2_layer_norm_1_meanV8)
 				}
@@ -20927,30 +20433,26 @@ func (r204 *ocannlCharLMBackwardPart186) Part(j210 int) {
 var ocannlCharLMBackwardPart186Records rt.Records[ocannlCharLMBackwardPart186]
 
 // ocannlCharLMBackwardPart187 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart187 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j211 of the nest (0 <= j211 < 8).
-func (r205 *ocannlCharLMBackwardPart187) Part(j211 int) {
+// Part runs part j231 of the nest (0 <= j231 < 8).
+func (r205 *ocannlCharLMBackwardPart187) Part(j231 int) {
 	scratch := r205.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j211][0], &scratch.net_h1[0][i1+8*j211][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j211][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j211][0])
-		}
+		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[2*j231][0][0], &scratch.net_h1[2*j231][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j231][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[2*j231][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j211][0], &scratch.net_h1[0][i1+8*j211][0], &scratch.net_block_2_layer_norm_1_mean[0][i1+8*j211][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j211][0])
-		}
+		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[2*j231][0][0], &scratch.net_h1[2*j231][0][0], &scratch.net_block_2_layer_norm_1_mean[2*j231][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[2*j231][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1Row12 := &scratch.net_h1[i0][i1+8*j211]
-				net_block_2_layer_norm_1_meanV9 := scratch.net_block_2_layer_norm_1_mean[i0][i1+8*j211][0]
-				net_block_2_layer_norm_1_var_2_gradV2 := scratch.net_block_2_layer_norm_1_var_2_grad[i0][i1+8*j211][0]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j211]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h1Row12 := &scratch.net_h1[i0+2*j231][i1]
+				net_block_2_layer_norm_1_meanV9 := scratch.net_block_2_layer_norm_1_mean[i0+2*j231][i1][0]
+				net_block_2_layer_norm_1_var_2_gradV2 := scratch.net_block_2_layer_norm_1_var_2_grad[i0+2*j231][i1][0]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+2*j231][i1]
 				for i2 := range 96 {
 					net_block_2_layer_norm_1_centered_gradRow3[i2] += (net_h1Row12[i2] - net_block_2_layer_norm_1_meanV9) * net_block_2_layer_norm_1_var_2_gradV2
 				}
@@ -20963,24 +20465,24 @@ func (r205 *ocannlCharLMBackwardPart187) Part(j211 int) {
 var ocannlCharLMBackwardPart187Records rt.Records[ocannlCharLMBackwardPart187]
 
 // ocannlCharLMBackwardPart188 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart188 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j212 of the nest (0 <= j212 < 8).
-func (r206 *ocannlCharLMBackwardPart188) Part(j212 int) {
+// Part runs part j232 of the nest (0 <= j232 < 8).
+func (r206 *ocannlCharLMBackwardPart188) Part(j232 int) {
 	scratch := r206.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j212][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][8*j212][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[2*j232][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[2*j232][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j212][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][8*j212][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[2*j232][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[2*j232][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j212]
-				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j212]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+2*j232][i1]
+				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0+2*j232][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow16[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
 				}
@@ -20993,33 +20495,29 @@ func (r206 *ocannlCharLMBackwardPart188) Part(j212 int) {
 var ocannlCharLMBackwardPart188Records rt.Records[ocannlCharLMBackwardPart188]
 
 // ocannlCharLMBackwardPart189 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart189 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j213 of the nest (0 <= j213 < 8).
-func (r207 *ocannlCharLMBackwardPart189) Part(j213 int) {
+// Part runs part j233 of the nest (0 <= j233 < 8).
+func (r207 *ocannlCharLMBackwardPart189) Part(j233 int) {
 	scratch := r207.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 96 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j213][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j213][0])
-		}
+		ocannlReduce14AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[2*j233][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[2*j233][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j213][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j213][0])
-		}
+		ocannlReduce14AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[2*j233][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[2*j233][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j213]
-				acc112 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j213][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+2*j233][i1]
+				acc112 := scratch.net_block_2_layer_norm_1_mean_grad[i0+2*j233][i1][0]
 				for i2 := range 96 {
 					acc112 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j213][0] = acc112
+				scratch.net_block_2_layer_norm_1_mean_grad[i0+2*j233][i1][0] = acc112
 			}
 		}
 	}
@@ -21034,23 +20532,23 @@ type ocannlCharLMBackwardPart190 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j214 of the nest (0 <= j214 < 8).
-func (r208 *ocannlCharLMBackwardPart190) Part(j214 int) {
+// Part runs part j235 of the nest (0 <= j235 < 8).
+func (r208 *ocannlCharLMBackwardPart190) Part(j235 int) {
 	scratch := r208.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j214][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j214][0])
+			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j235][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j235][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j214][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j214][0])
+			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j235][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j235][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1+8*j214][0]
-				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j214]
+				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1+8*j235][0]
+				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j235]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow17[i2] += net_block_2_layer_norm_1_mean_1_gradV
 				}
@@ -21069,24 +20567,24 @@ type ocannlCharLMBackwardPart191 struct {
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j215 of the nest (0 <= j215 < 8).
-func (r209 *ocannlCharLMBackwardPart191) Part(j215 int) {
+// Part runs part j236 of the nest (0 <= j236 < 8).
+func (r209 *ocannlCharLMBackwardPart191) Part(j236 int) {
 	nNetBlock1Dropout2Mask, scratch := r209.nNetBlock1Dropout2Mask, r209.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap26AVX512(&scratch.net_block_1_dropout_2_x_grad[i0][8*j215][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j215][0], &nNetBlock1Dropout2Mask[6144*i0+768*j215])
+			ocannlMap26AVX512(&scratch.net_block_1_dropout_2_x_grad[i0][8*j236][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j236][0], &nNetBlock1Dropout2Mask[6144*i0+768*j236])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap26AVX2(&scratch.net_block_1_dropout_2_x_grad[i0][8*j215][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j215][0], &nNetBlock1Dropout2Mask[6144*i0+768*j215])
+			ocannlMap26AVX2(&scratch.net_block_1_dropout_2_x_grad[i0][8*j236][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j236][0], &nNetBlock1Dropout2Mask[6144*i0+768*j236])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j215]
-				nNetBlock1Dropout2MaskRow2 := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j215 : 6144*i0+96*i1+768*j215+96])
-				net_block_1_dropout_2_x_gradRow := &scratch.net_block_1_dropout_2_x_grad[i0][i1+8*j215]
+				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j236]
+				nNetBlock1Dropout2MaskRow2 := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j236 : 6144*i0+96*i1+768*j236+96])
+				net_block_1_dropout_2_x_gradRow := &scratch.net_block_1_dropout_2_x_grad[i0][i1+8*j236]
 				for i2 := range 96 {
 					net_block_1_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow18[i2] * nNetBlock1Dropout2MaskRow2[i2]
 				}
@@ -21105,24 +20603,24 @@ type ocannlCharLMBackwardPart192 struct {
 	gNetBlock1Linear1BPartial [8][96]float32
 }
 
-// Part runs part j216 of the nest (0 <= j216 < 8).
-func (r210 *ocannlCharLMBackwardPart192) Part(j216 int) {
+// Part runs part j237 of the nest (0 <= j237 < 8).
+func (r210 *ocannlCharLMBackwardPart192) Part(j237 int) {
 	scratch, gNetBlock1Linear1BPartial := r210.scratch, &r210.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j216] = [96]float32{}
+	gNetBlock1Linear1BPartial[j237] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j216][0], &scratch.net_block_1_dropout_2_x_grad[2*j216][0][0])
+		ocannlReduce11AVX512(&gNetBlock1Linear1BPartial[j237][0], &scratch.net_block_1_dropout_2_x_grad[2*j237][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j216][0], &scratch.net_block_1_dropout_2_x_grad[2*j216][0][0])
+		ocannlReduce11AVX2(&gNetBlock1Linear1BPartial[j237][0], &scratch.net_block_1_dropout_2_x_grad[2*j237][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j216]
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j237]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_dropout_2_x_gradRow2 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j216][i1]
-				net_block_1_dropout_2_x_gradRow3 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j216][i1+1]
-				net_block_1_dropout_2_x_gradRow4 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j216][i1+2]
-				net_block_1_dropout_2_x_gradRow5 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j216][i1+3]
+				net_block_1_dropout_2_x_gradRow2 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j237][i1]
+				net_block_1_dropout_2_x_gradRow3 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j237][i1+1]
+				net_block_1_dropout_2_x_gradRow4 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j237][i1+2]
+				net_block_1_dropout_2_x_gradRow5 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j237][i1+3]
 				for i2 := range 96 {
 					acc113 := gNetBlock1Linear1BPartialRow[i2]
 					acc113 += net_block_1_dropout_2_x_gradRow2[i2]
@@ -21146,23 +20644,23 @@ type ocannlCharLMBackwardPart193 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j218 of the nest (0 <= j218 < 6).
-func (r211 *ocannlCharLMBackwardPart193) Part(j218 int) {
+// Part runs part j239 of the nest (0 <= j239 < 6).
+func (r211 *ocannlCharLMBackwardPart193) Part(j239 int) {
 	gNetBlock1Linear1W, scratch := r211.gNetBlock1Linear1W, r211.scratch
 	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock1Linear1W[64*j218], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j218])
+		ocannlGemm8AVX512(&gNetBlock1Linear1W[64*j239], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j239])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock1Linear1W[64*j218], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j218])
+		ocannlGemm8AVX2(&gNetBlock1Linear1W[64*j239], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j239])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
 				for i2 := range 96 {
 					net_block_1_dropout_2_x_gradV := scratch.net_block_1_dropout_2_x_grad[i0][i1][i2]
-					gNetBlock1Linear1WRow := (*[64]float32)(gNetBlock1Linear1W[384*i2+64*j218 : 384*i2+64*j218+64])
+					gNetBlock1Linear1WRow := (*[64]float32)(gNetBlock1Linear1W[384*i2+64*j239 : 384*i2+64*j239+64])
 					for i3 := range 64 {
-						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_gradV * net_block_1_linear_1_xRow3[i3+64*j218]
+						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_gradV * net_block_1_linear_1_xRow3[i3+64*j239]
 					}
 				}
 			}
@@ -21180,28 +20678,28 @@ type ocannlCharLMBackwardPart194 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j219 of the nest (0 <= j219 < 8).
-func (r212 *ocannlCharLMBackwardPart194) Part(j219 int) {
+// Part runs part j240 of the nest (0 <= j240 < 8).
+func (r212 *ocannlCharLMBackwardPart194) Part(j240 int) {
 	pNetBlock1Linear1W, scratch := r212.pNetBlock1Linear1W, r212.scratch
 	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j219][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j219][0][0], &pNetBlock1Linear1W[0])
+		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j240][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j240][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_1_linear_1_x_grad[2*j219][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j219][0][0], &pNetBlock1Linear1W[0])
+		ocannlGemm9AVX2(&scratch.net_block_1_linear_1_x_grad[2*j240][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j240][0][0], &pNetBlock1Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0+2*j219][i1]
+				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0+2*j240][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock1Linear1WRow2 := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
-					net_block_1_dropout_2_x_gradV2 := scratch.net_block_1_dropout_2_x_grad[i0+2*j219][i1][i2]
+					net_block_1_dropout_2_x_gradV2 := scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1][i2]
 					pNetBlock1Linear1WRow3 := (*[384]float32)(pNetBlock1Linear1W[384*i2+384 : 384*i2+768])
-					net_block_1_dropout_2_x_gradV3 := scratch.net_block_1_dropout_2_x_grad[i0+2*j219][i1][i2+1]
+					net_block_1_dropout_2_x_gradV3 := scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1][i2+1]
 					pNetBlock1Linear1WRow4 := (*[384]float32)(pNetBlock1Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_1_dropout_2_x_gradV4 := scratch.net_block_1_dropout_2_x_grad[i0+2*j219][i1][i2+2]
+					net_block_1_dropout_2_x_gradV4 := scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1][i2+2]
 					pNetBlock1Linear1WRow5 := (*[384]float32)(pNetBlock1Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_1_dropout_2_x_gradV5 := scratch.net_block_1_dropout_2_x_grad[i0+2*j219][i1][i2+3]
+					net_block_1_dropout_2_x_gradV5 := scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1][i2+3]
 					for i3 := range 384 {
 						acc115 := net_block_1_linear_1_x_gradRow[i3]
 						acc115 += pNetBlock1Linear1WRow2[i3] * net_block_1_dropout_2_x_gradV2
@@ -21220,34 +20718,34 @@ func (r212 *ocannlCharLMBackwardPart194) Part(j219 int) {
 var ocannlCharLMBackwardPart194Records rt.Records[ocannlCharLMBackwardPart194]
 
 // ocannlCharLMBackwardPart195 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart195 struct {
 	pNetBlock1Linear2B *[384]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j220 of the nest (0 <= j220 < 8).
-func (r213 *ocannlCharLMBackwardPart195) Part(j220 int) {
+// Part runs part j241 of the nest (0 <= j241 < 8).
+func (r213 *ocannlCharLMBackwardPart195) Part(j241 int) {
 	pNetBlock1Linear2B, scratch := r213.pNetBlock1Linear2B, r213.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 384 elements (c = add(mul(x0,gelu_grad(add(x1,x2))),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap27AVX512(&scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j220][0], &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j220][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j220][0], &pNetBlock1Linear2B[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap27AVX512(&scratch.net_block_1_linear_1_x_2_grad[i0+2*j241][i1][0], &scratch.net_block_1_linear_1_x_grad[i0+2*j241][i1][0], &scratch.net_block_1_linear_1_x_1[i0+2*j241][i1][0], &pNetBlock1Linear2B[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap27AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j220][0], &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j220][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j220][0], &pNetBlock1Linear2B[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap27AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0+2*j241][i1][0], &scratch.net_block_1_linear_1_x_grad[i0+2*j241][i1][0], &scratch.net_block_1_linear_1_x_1[i0+2*j241][i1][0], &pNetBlock1Linear2B[0])
 			}
 		}
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j220]
-				net_block_1_linear_1_x_1Row2 := &scratch.net_block_1_linear_1_x_1[i0][i1+8*j220]
-				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j220]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0+2*j241][i1]
+				net_block_1_linear_1_x_1Row2 := &scratch.net_block_1_linear_1_x_1[i0+2*j241][i1]
+				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j241][i1]
 				for i2 := range 384 {
 					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_1_linear_1_x_1Row2[i2]+pNetBlock1Linear2B[i2])
 				}
@@ -21266,24 +20764,24 @@ type ocannlCharLMBackwardPart196 struct {
 	gNetBlock1Linear2BPartial [8][384]float32
 }
 
-// Part runs part j221 of the nest (0 <= j221 < 8).
-func (r214 *ocannlCharLMBackwardPart196) Part(j221 int) {
+// Part runs part j242 of the nest (0 <= j242 < 8).
+func (r214 *ocannlCharLMBackwardPart196) Part(j242 int) {
 	scratch, gNetBlock1Linear2BPartial := r214.scratch, &r214.gNetBlock1Linear2BPartial
-	gNetBlock1Linear2BPartial[j221] = [384]float32{}
+	gNetBlock1Linear2BPartial[j242] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock1Linear2BPartial[j221][0], &scratch.net_block_1_linear_1_x_2_grad[2*j221][0][0])
+		ocannlReduce15AVX512(&gNetBlock1Linear2BPartial[j242][0], &scratch.net_block_1_linear_1_x_2_grad[2*j242][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock1Linear2BPartial[j221][0], &scratch.net_block_1_linear_1_x_2_grad[2*j221][0][0])
+		ocannlReduce15AVX2(&gNetBlock1Linear2BPartial[j242][0], &scratch.net_block_1_linear_1_x_2_grad[2*j242][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j221]
+		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j242]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j221][i1]
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j221][i1+1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j221][i1+2]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j221][i1+3]
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j242][i1]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j242][i1+1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j242][i1+2]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j242][i1+3]
 				for i2 := range 384 {
 					acc116 := gNetBlock1Linear2BPartialRow[i2]
 					acc116 += net_block_1_linear_1_x_2_gradRow2[i2]
@@ -21307,21 +20805,21 @@ type ocannlCharLMBackwardPart197 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j223 of the nest (0 <= j223 < 8).
-func (r215 *ocannlCharLMBackwardPart197) Part(j223 int) {
+// Part runs part j244 of the nest (0 <= j244 < 8).
+func (r215 *ocannlCharLMBackwardPart197) Part(j244 int) {
 	gNetBlock1Linear2W, scratch := r215.gNetBlock1Linear2W, r215.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j223], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j223], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j244], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j244], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock1Linear2W[4608*j223], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j223], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock1Linear2W[4608*j244], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j244], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_linear_2_xRow3 := &scratch.net_block_1_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+48*j223]
-					gNetBlock1Linear2WRow := (*[96]float32)(gNetBlock1Linear2W[96*i2+4608*j223 : 96*i2+4608*j223+96])
+					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+48*j244]
+					gNetBlock1Linear2WRow := (*[96]float32)(gNetBlock1Linear2W[96*i2+4608*j244 : 96*i2+4608*j244+96])
 					for i3 := range 96 {
 						gNetBlock1Linear2WRow[i3] += net_block_1_linear_1_x_2_gradV * net_block_1_linear_2_xRow3[i3]
 					}
@@ -21341,28 +20839,28 @@ type ocannlCharLMBackwardPart198 struct {
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j224 of the nest (0 <= j224 < 8).
-func (r216 *ocannlCharLMBackwardPart198) Part(j224 int) {
+// Part runs part j245 of the nest (0 <= j245 < 8).
+func (r216 *ocannlCharLMBackwardPart198) Part(j245 int) {
 	pNetBlock1Linear2W, scratch := r216.pNetBlock1Linear2W, r216.scratch
 	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_1_linear_2_x_grad[2*j224][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j224][0][0], &pNetBlock1Linear2W[0])
+		ocannlGemm11AVX512(&scratch.net_block_1_linear_2_x_grad[2*j245][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j245][0][0], &pNetBlock1Linear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_1_linear_2_x_grad[2*j224][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j224][0][0], &pNetBlock1Linear2W[0])
+		ocannlGemm11AVX2(&scratch.net_block_1_linear_2_x_grad[2*j245][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j245][0][0], &pNetBlock1Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0+2*j224][i1]
+				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0+2*j245][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock1Linear2WRow2 := (*[96]float32)(pNetBlock1Linear2W[96*i2 : 96*i2+96])
-					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j224][i1][i2]
+					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1][i2]
 					pNetBlock1Linear2WRow3 := (*[96]float32)(pNetBlock1Linear2W[96*i2+96 : 96*i2+192])
-					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j224][i1][i2+1]
+					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1][i2+1]
 					pNetBlock1Linear2WRow4 := (*[96]float32)(pNetBlock1Linear2W[96*i2+192 : 96*i2+288])
-					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j224][i1][i2+2]
+					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1][i2+2]
 					pNetBlock1Linear2WRow5 := (*[96]float32)(pNetBlock1Linear2W[96*i2+288 : 96*i2+384])
-					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j224][i1][i2+3]
+					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1][i2+3]
 					for i3 := range 96 {
 						acc118 := net_block_1_linear_2_x_gradRow[i3]
 						acc118 += pNetBlock1Linear2WRow2[i3] * net_block_1_linear_1_x_2_gradV2
@@ -21387,24 +20885,24 @@ type ocannlCharLMBackwardPart199 struct {
 	gNetBlock1LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j225 of the nest (0 <= j225 < 8).
-func (r217 *ocannlCharLMBackwardPart199) Part(j225 int) {
+// Part runs part j246 of the nest (0 <= j246 < 8).
+func (r217 *ocannlCharLMBackwardPart199) Part(j246 int) {
 	scratch, gNetBlock1LayerNorm2BetaPartial := r217.scratch, &r217.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j225] = [96]float32{}
+	gNetBlock1LayerNorm2BetaPartial[j246] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j225][0], &scratch.net_block_1_linear_2_x_grad[2*j225][0][0])
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm2BetaPartial[j246][0], &scratch.net_block_1_linear_2_x_grad[2*j246][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j225][0], &scratch.net_block_1_linear_2_x_grad[2*j225][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2BetaPartial[j246][0], &scratch.net_block_1_linear_2_x_grad[2*j246][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j225]
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j246]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_2_x_gradRow2 := &scratch.net_block_1_linear_2_x_grad[i0+2*j225][i1]
-				net_block_1_linear_2_x_gradRow3 := &scratch.net_block_1_linear_2_x_grad[i0+2*j225][i1+1]
-				net_block_1_linear_2_x_gradRow4 := &scratch.net_block_1_linear_2_x_grad[i0+2*j225][i1+2]
-				net_block_1_linear_2_x_gradRow5 := &scratch.net_block_1_linear_2_x_grad[i0+2*j225][i1+3]
+				net_block_1_linear_2_x_gradRow2 := &scratch.net_block_1_linear_2_x_grad[i0+2*j246][i1]
+				net_block_1_linear_2_x_gradRow3 := &scratch.net_block_1_linear_2_x_grad[i0+2*j246][i1+1]
+				net_block_1_linear_2_x_gradRow4 := &scratch.net_block_1_linear_2_x_grad[i0+2*j246][i1+2]
+				net_block_1_linear_2_x_gradRow5 := &scratch.net_block_1_linear_2_x_grad[i0+2*j246][i1+3]
 				for i2 := range 96 {
 					acc119 := gNetBlock1LayerNorm2BetaPartialRow[i2]
 					acc119 += net_block_1_linear_2_x_gradRow2[i2]
@@ -21422,29 +20920,25 @@ func (r217 *ocannlCharLMBackwardPart199) Part(j225 int) {
 var ocannlCharLMBackwardPart199Records rt.Records[ocannlCharLMBackwardPart199]
 
 // ocannlCharLMBackwardPart200 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart200 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j227 of the nest (0 <= j227 < 8).
-func (r218 *ocannlCharLMBackwardPart200) Part(j227 int) {
+// Part runs part j248 of the nest (0 <= j248 < 8).
+func (r218 *ocannlCharLMBackwardPart200) Part(j248 int) {
 	scratch := r218.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap18AVX512(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j227][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j227][0], &scratch.net_block_1_linear_2_x_3[i0][8*j227][0])
-		}
+		ocannlMap18AVX512(&scratch.net_block_1_linear_2_x_1_grad[2*j248][0][0], &scratch.net_block_1_linear_2_x_grad[2*j248][0][0], &scratch.net_block_1_linear_2_x_3[2*j248][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap18AVX2(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j227][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j227][0], &scratch.net_block_1_linear_2_x_3[i0][8*j227][0])
-		}
+		ocannlMap18AVX2(&scratch.net_block_1_linear_2_x_1_grad[2*j248][0][0], &scratch.net_block_1_linear_2_x_grad[2*j248][0][0], &scratch.net_block_1_linear_2_x_3[2*j248][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_gradRow6 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j227]
-				net_block_1_linear_2_x_3V2 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j227][0]
-				net_block_1_linear_2_x_1_gradRow := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j227]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_2_x_gradRow6 := &scratch.net_block_1_linear_2_x_grad[i0+2*j248][i1]
+				net_block_1_linear_2_x_3V2 := scratch.net_block_1_linear_2_x_3[i0+2*j248][i1][0]
+				net_block_1_linear_2_x_1_gradRow := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j248][i1]
 				for i2 := range 96 {
 					net_block_1_linear_2_x_1_gradRow[i2] += net_block_1_linear_2_x_gradRow6[i2] / net_block_1_linear_2_x_3V2
 				}
@@ -21457,37 +20951,33 @@ func (r218 *ocannlCharLMBackwardPart200) Part(j227 int) {
 var ocannlCharLMBackwardPart200Records rt.Records[ocannlCharLMBackwardPart200]
 
 // ocannlCharLMBackwardPart201 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart201 struct {
 	pNetBlock1LayerNorm2Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j228 of the nest (0 <= j228 < 8).
-func (r219 *ocannlCharLMBackwardPart201) Part(j228 int) {
+// Part runs part j249 of the nest (0 <= j249 < 8).
+func (r219 *ocannlCharLMBackwardPart201) Part(j249 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r219.pNetBlock1LayerNorm2Gamma, r219.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j228][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j228][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j228][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j228][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j228][0])
-		}
+		ocannlReduce12AVX512(&scratch.net_block_1_linear_2_x_3_grad[2*j249][0][0], &scratch.net_block_1_linear_2_x_grad[2*j249][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[2*j249][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j249][0][0], &scratch.net_block_1_linear_2_x_3[2*j249][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j228][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j228][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[0][i1+8*j228][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j228][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j228][0])
-		}
+		ocannlReduce12AVX2(&scratch.net_block_1_linear_2_x_3_grad[2*j249][0][0], &scratch.net_block_1_linear_2_x_grad[2*j249][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_x1[2*j249][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j249][0][0], &scratch.net_block_1_linear_2_x_3[2*j249][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_gradRow7 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j228]
-				net_block_1_x1Row6 := &scratch.net_block_1_x1[i0][i1+8*j228]
-				net_block_1_layer_norm_2_meanV3 := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j228][0]
-				v8 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j228][0] * scratch.net_block_1_linear_2_x_3[i0][i1+8*j228][0]
-				acc121 := scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j228][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_2_x_gradRow7 := &scratch.net_block_1_linear_2_x_grad[i0+2*j249][i1]
+				net_block_1_x1Row6 := &scratch.net_block_1_x1[i0+2*j249][i1]
+				net_block_1_layer_norm_2_meanV3 := scratch.net_block_1_layer_norm_2_mean[i0+2*j249][i1][0]
+				v8 := scratch.net_block_1_linear_2_x_3[i0+2*j249][i1][0] * scratch.net_block_1_linear_2_x_3[i0+2*j249][i1][0]
+				acc121 := scratch.net_block_1_linear_2_x_3_grad[i0+2*j249][i1][0]
 				for i2 := range 96 {
 					acc121 += net_block_1_linear_2_x_gradRow7[i2] * (-((pNetBlock1LayerNorm2Gamma[i2] * (net_block_1_x1Row6[i2] - net_block_1_layer_norm_2_meanV3)) / v8))
 				}
-				scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j228][0] = acc121
+				scratch.net_block_1_linear_2_x_3_grad[i0+2*j249][i1][0] = acc121
 			}
 		}
 	}
@@ -21503,32 +20993,32 @@ type ocannlCharLMBackwardPart202 struct {
 	gNetBlock1LayerNorm2GammaPartial [8][96]float32
 }
 
-// Part runs part j229 of the nest (0 <= j229 < 8).
-func (r220 *ocannlCharLMBackwardPart202) Part(j229 int) {
+// Part runs part j251 of the nest (0 <= j251 < 8).
+func (r220 *ocannlCharLMBackwardPart202) Part(j251 int) {
 	scratch, gNetBlock1LayerNorm2GammaPartial := r220.scratch, &r220.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j229] = [96]float32{}
+	gNetBlock1LayerNorm2GammaPartial[j251] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j229][0], &scratch.net_block_1_linear_2_x_1_grad[2*j229][0][0], &scratch.net_block_1_x1[2*j229][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j229][0][0])
+		ocannlReduce13AVX512(&gNetBlock1LayerNorm2GammaPartial[j251][0], &scratch.net_block_1_linear_2_x_1_grad[2*j251][0][0], &scratch.net_block_1_x1[2*j251][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j251][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j229][0], &scratch.net_block_1_linear_2_x_1_grad[2*j229][0][0], &scratch.net_block_1_x1[2*j229][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j229][0][0])
+		ocannlReduce13AVX2(&gNetBlock1LayerNorm2GammaPartial[j251][0], &scratch.net_block_1_linear_2_x_1_grad[2*j251][0][0], &scratch.net_block_1_x1[2*j251][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j251][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j229]
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j251]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_2_x_1_gradRow2 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j229][i1]
-				net_block_1_x1Row7 := &scratch.net_block_1_x1[i0+2*j229][i1]
-				net_block_1_layer_norm_2_meanV4 := scratch.net_block_1_layer_norm_2_mean[i0+2*j229][i1][0]
-				net_block_1_linear_2_x_1_gradRow3 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j229][i1+1]
-				net_block_1_x1Row8 := &scratch.net_block_1_x1[i0+2*j229][i1+1]
-				net_block_1_layer_norm_2_meanV5 := scratch.net_block_1_layer_norm_2_mean[i0+2*j229][i1+1][0]
-				net_block_1_linear_2_x_1_gradRow4 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j229][i1+2]
-				net_block_1_x1Row9 := &scratch.net_block_1_x1[i0+2*j229][i1+2]
-				net_block_1_layer_norm_2_meanV6 := scratch.net_block_1_layer_norm_2_mean[i0+2*j229][i1+2][0]
-				net_block_1_linear_2_x_1_gradRow5 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j229][i1+3]
-				net_block_1_x1Row10 := &scratch.net_block_1_x1[i0+2*j229][i1+3]
-				net_block_1_layer_norm_2_meanV7 := scratch.net_block_1_layer_norm_2_mean[i0+2*j229][i1+3][0]
+				net_block_1_linear_2_x_1_gradRow2 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j251][i1]
+				net_block_1_x1Row7 := &scratch.net_block_1_x1[i0+2*j251][i1]
+				net_block_1_layer_norm_2_meanV4 := scratch.net_block_1_layer_norm_2_mean[i0+2*j251][i1][0]
+				net_block_1_linear_2_x_1_gradRow3 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j251][i1+1]
+				net_block_1_x1Row8 := &scratch.net_block_1_x1[i0+2*j251][i1+1]
+				net_block_1_layer_norm_2_meanV5 := scratch.net_block_1_layer_norm_2_mean[i0+2*j251][i1+1][0]
+				net_block_1_linear_2_x_1_gradRow4 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j251][i1+2]
+				net_block_1_x1Row9 := &scratch.net_block_1_x1[i0+2*j251][i1+2]
+				net_block_1_layer_norm_2_meanV6 := scratch.net_block_1_layer_norm_2_mean[i0+2*j251][i1+2][0]
+				net_block_1_linear_2_x_1_gradRow5 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j251][i1+3]
+				net_block_1_x1Row10 := &scratch.net_block_1_x1[i0+2*j251][i1+3]
+				net_block_1_layer_norm_2_meanV7 := scratch.net_block_1_layer_norm_2_mean[i0+2*j251][i1+3][0]
 				for i2 := range 96 {
 					acc122 := gNetBlock1LayerNorm2GammaPartialRow[i2]
 					acc122 += net_block_1_linear_2_x_1_gradRow2[i2] * (net_block_1_x1Row7[i2] - net_block_1_layer_norm_2_meanV4)
@@ -21546,29 +21036,25 @@ func (r220 *ocannlCharLMBackwardPart202) Part(j229 int) {
 var ocannlCharLMBackwardPart202Records rt.Records[ocannlCharLMBackwardPart202]
 
 // ocannlCharLMBackwardPart203 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart203 struct {
 	pNetBlock1LayerNorm2Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j231 of the nest (0 <= j231 < 8).
-func (r221 *ocannlCharLMBackwardPart203) Part(j231 int) {
+// Part runs part j253 of the nest (0 <= j253 < 8).
+func (r221 *ocannlCharLMBackwardPart203) Part(j253 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r221.pNetBlock1LayerNorm2Gamma, r221.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j231][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j231][0])
-		}
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[2*j253][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[2*j253][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j231][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j231][0])
-		}
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[2*j253][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[2*j253][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_1_gradRow6 := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j231]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j231]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_2_x_1_gradRow6 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j253][i1]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+2*j253][i1]
 				for i2 := range 96 {
 					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_linear_2_x_1_gradRow6[i2]
 				}
@@ -21581,30 +21067,26 @@ func (r221 *ocannlCharLMBackwardPart203) Part(j231 int) {
 var ocannlCharLMBackwardPart203Records rt.Records[ocannlCharLMBackwardPart203]
 
 // ocannlCharLMBackwardPart204 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart204 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j232 of the nest (0 <= j232 < 8).
-func (r222 *ocannlCharLMBackwardPart204) Part(j232 int) {
+// Part runs part j255 of the nest (0 <= j255 < 8).
+func (r222 *ocannlCharLMBackwardPart204) Part(j255 int) {
 	scratch := r222.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap23AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j232][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j232][0], &scratch.net_block_1_x1[0][i1+8*j232][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j232][0])
-		}
+		ocannlMap23AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[2*j255][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[2*j255][0][0], &scratch.net_block_1_x1[2*j255][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j255][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap23AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j232][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j232][0], &scratch.net_block_1_x1[0][i1+8*j232][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j232][0])
-		}
+		ocannlMap23AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[2*j255][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[2*j255][0][0], &scratch.net_block_1_x1[2*j255][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j255][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0][i1+8*j232][0]
-				net_block_1_x1Row11 := &scratch.net_block_1_x1[i0][i1+8*j232]
-				net_block_1_layer_norm_2_meanV8 := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j232][0]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j232]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+2*j255][i1][0]
+				net_block_1_x1Row11 := &scratch.net_block_1_x1[i0+2*j255][i1]
+				net_block_1_layer_norm_2_meanV8 := scratch.net_block_1_layer_norm_2_mean[i0+2*j255][i1][0]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+2*j255][i1]
 				for i2 := range 96 {
 					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_2_gradV * (net_block_1_x1Row11[i2] - net_block_1_layer_norm_2_meanV8)
 				}
@@ -21617,30 +21099,26 @@ func (r222 *ocannlCharLMBackwardPart204) Part(j232 int) {
 var ocannlCharLMBackwardPart204Records rt.Records[ocannlCharLMBackwardPart204]
 
 // ocannlCharLMBackwardPart205 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart205 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j233 of the nest (0 <= j233 < 8).
-func (r223 *ocannlCharLMBackwardPart205) Part(j233 int) {
+// Part runs part j256 of the nest (0 <= j256 < 8).
+func (r223 *ocannlCharLMBackwardPart205) Part(j256 int) {
 	scratch := r223.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j233][0], &scratch.net_block_1_x1[0][i1+8*j233][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j233][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j233][0])
-		}
+		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[2*j256][0][0], &scratch.net_block_1_x1[2*j256][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j256][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[2*j256][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j233][0], &scratch.net_block_1_x1[0][i1+8*j233][0], &scratch.net_block_1_layer_norm_2_mean[0][i1+8*j233][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j233][0])
-		}
+		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[2*j256][0][0], &scratch.net_block_1_x1[2*j256][0][0], &scratch.net_block_1_layer_norm_2_mean[2*j256][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[2*j256][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1Row12 := &scratch.net_block_1_x1[i0][i1+8*j233]
-				net_block_1_layer_norm_2_meanV9 := scratch.net_block_1_layer_norm_2_mean[i0][i1+8*j233][0]
-				net_block_1_layer_norm_2_var_2_gradV2 := scratch.net_block_1_layer_norm_2_var_2_grad[i0][i1+8*j233][0]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j233]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_x1Row12 := &scratch.net_block_1_x1[i0+2*j256][i1]
+				net_block_1_layer_norm_2_meanV9 := scratch.net_block_1_layer_norm_2_mean[i0+2*j256][i1][0]
+				net_block_1_layer_norm_2_var_2_gradV2 := scratch.net_block_1_layer_norm_2_var_2_grad[i0+2*j256][i1][0]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+2*j256][i1]
 				for i2 := range 96 {
 					net_block_1_layer_norm_2_centered_gradRow3[i2] += (net_block_1_x1Row12[i2] - net_block_1_layer_norm_2_meanV9) * net_block_1_layer_norm_2_var_2_gradV2
 				}
@@ -21653,24 +21131,24 @@ func (r223 *ocannlCharLMBackwardPart205) Part(j233 int) {
 var ocannlCharLMBackwardPart205Records rt.Records[ocannlCharLMBackwardPart205]
 
 // ocannlCharLMBackwardPart206 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart206 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j234 of the nest (0 <= j234 < 8).
-func (r224 *ocannlCharLMBackwardPart206) Part(j234 int) {
+// Part runs part j257 of the nest (0 <= j257 < 8).
+func (r224 *ocannlCharLMBackwardPart206) Part(j257 int) {
 	scratch := r224.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j234][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][8*j234][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[2*j257][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[2*j257][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j234][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][8*j234][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[2*j257][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[2*j257][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j234]
-				net_layer_norm_1_centered_gradRow19 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j234]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+2*j257][i1]
+				net_layer_norm_1_centered_gradRow19 := &scratch.net_layer_norm_1_centered_grad[i0+2*j257][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow19[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
 				}
@@ -21683,33 +21161,29 @@ func (r224 *ocannlCharLMBackwardPart206) Part(j234 int) {
 var ocannlCharLMBackwardPart206Records rt.Records[ocannlCharLMBackwardPart206]
 
 // ocannlCharLMBackwardPart207 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart207 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j235 of the nest (0 <= j235 < 8).
-func (r225 *ocannlCharLMBackwardPart207) Part(j235 int) {
+// Part runs part j258 of the nest (0 <= j258 < 8).
+func (r225 *ocannlCharLMBackwardPart207) Part(j258 int) {
 	scratch := r225.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 96 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j235][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j235][0])
-		}
+		ocannlReduce14AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[2*j258][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[2*j258][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j235][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j235][0])
-		}
+		ocannlReduce14AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[2*j258][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[2*j258][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j235]
-				acc124 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j235][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+2*j258][i1]
+				acc124 := scratch.net_block_1_layer_norm_2_mean_grad[i0+2*j258][i1][0]
 				for i2 := range 96 {
 					acc124 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j235][0] = acc124
+				scratch.net_block_1_layer_norm_2_mean_grad[i0+2*j258][i1][0] = acc124
 			}
 		}
 	}
@@ -21724,23 +21198,23 @@ type ocannlCharLMBackwardPart208 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j236 of the nest (0 <= j236 < 8).
-func (r226 *ocannlCharLMBackwardPart208) Part(j236 int) {
+// Part runs part j260 of the nest (0 <= j260 < 8).
+func (r226 *ocannlCharLMBackwardPart208) Part(j260 int) {
 	scratch := r226.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j236][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j236][0])
+			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j260][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j260][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j236][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j236][0])
+			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j260][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j260][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1+8*j236][0]
-				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j236]
+				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1+8*j260][0]
+				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j260]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_2_mean_1_gradV
 				}
@@ -21759,24 +21233,24 @@ type ocannlCharLMBackwardPart209 struct {
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j237 of the nest (0 <= j237 < 8).
-func (r227 *ocannlCharLMBackwardPart209) Part(j237 int) {
+// Part runs part j261 of the nest (0 <= j261 < 8).
+func (r227 *ocannlCharLMBackwardPart209) Part(j261 int) {
 	nNetBlock1Dropout1Mask, scratch := r227.nNetBlock1Dropout1Mask, r227.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap26AVX512(&scratch.net_block_1_dropout_1_x_grad[i0][8*j237][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j237][0], &nNetBlock1Dropout1Mask[6144*i0+768*j237])
+			ocannlMap26AVX512(&scratch.net_block_1_dropout_1_x_grad[i0][8*j261][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j261][0], &nNetBlock1Dropout1Mask[6144*i0+768*j261])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap26AVX2(&scratch.net_block_1_dropout_1_x_grad[i0][8*j237][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j237][0], &nNetBlock1Dropout1Mask[6144*i0+768*j237])
+			ocannlMap26AVX2(&scratch.net_block_1_dropout_1_x_grad[i0][8*j261][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j261][0], &nNetBlock1Dropout1Mask[6144*i0+768*j261])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow21 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j237]
-				nNetBlock1Dropout1MaskRow2 := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j237 : 6144*i0+96*i1+768*j237+96])
-				net_block_1_dropout_1_x_gradRow := &scratch.net_block_1_dropout_1_x_grad[i0][i1+8*j237]
+				net_layer_norm_1_centered_gradRow21 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j261]
+				nNetBlock1Dropout1MaskRow2 := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j261 : 6144*i0+96*i1+768*j261+96])
+				net_block_1_dropout_1_x_gradRow := &scratch.net_block_1_dropout_1_x_grad[i0][i1+8*j261]
 				for i2 := range 96 {
 					net_block_1_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow21[i2] * nNetBlock1Dropout1MaskRow2[i2]
 				}
@@ -21795,22 +21269,22 @@ type ocannlCharLMBackwardPart210 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j238 of the nest (0 <= j238 < 4).
-func (r228 *ocannlCharLMBackwardPart210) Part(j238 int) {
+// Part runs part j262 of the nest (0 <= j262 < 4).
+func (r228 *ocannlCharLMBackwardPart210) Part(j262 int) {
 	gNetBlock1MaskedAttention1WO, scratch := r228.gNetBlock1MaskedAttention1WO, r228.scratch
 	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock1MaskedAttention1WO[24*j238], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j238][0])
+		ocannlGemm12AVX512(&gNetBlock1MaskedAttention1WO[24*j262], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j262][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock1MaskedAttention1WO[24*j238], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j238][0])
+		ocannlGemm12AVX2(&gNetBlock1MaskedAttention1WO[24*j262], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j262][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				for i2 := range 96 {
 					net_block_1_dropout_1_x_gradV := scratch.net_block_1_dropout_1_x_grad[i0][i1][i2]
 					for i3 := range 1 {
-						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j238]
-						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+24*i3+24*j238 : 96*i2+24*i3+24*j238+24])
+						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j262]
+						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+24*i3+24*j262 : 96*i2+24*i3+24*j262+24])
 						for i4 := range 24 {
 							gNetBlock1MaskedAttention1WORow[i4] += net_block_1_dropout_1_x_gradV * net_block_1_masked_attention_1_ctxRow3[i4]
 						}
@@ -21831,22 +21305,22 @@ type ocannlCharLMBackwardPart211 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j239 of the nest (0 <= j239 < 8).
-func (r229 *ocannlCharLMBackwardPart211) Part(j239 int) {
+// Part runs part j263 of the nest (0 <= j263 < 8).
+func (r229 *ocannlCharLMBackwardPart211) Part(j263 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r229.pNetBlock1MaskedAttention1WO, r229.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j239][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j239][0][0], &pNetBlock1MaskedAttention1WO[0])
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j263][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j263][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j239][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j239][0][0], &pNetBlock1MaskedAttention1WO[0])
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j263][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j263][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0+2*j239][i1][i2]
+					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0+2*j263][i1][i2]
 					for i3 := range 4 {
 						pNetBlock1MaskedAttention1WORow2 := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j239][i1][i3]
+						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j263][i1][i3]
 						for i4 := range 24 {
 							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_block_1_dropout_1_x_gradV2
 						}
@@ -21866,34 +21340,34 @@ type ocannlCharLMBackwardPart212 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j240 of the nest (0 <= j240 < 8).
-func (r230 *ocannlCharLMBackwardPart212) Part(j240 int) {
+// Part runs part j264 of the nest (0 <= j264 < 8).
+func (r230 *ocannlCharLMBackwardPart212) Part(j264 int) {
 	scratch := r230.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j240][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j240][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j240][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j264][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j264][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j264][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j240][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j240][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j240][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j264][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j264][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j264][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+2*j240]
+			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+2*j264]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j240][i1][i2]
+					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j264][i1][i2]
 					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j240][i1][i2][i3]
-						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j240][i1][i2][i3+1]
-						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j240][i1][i2][i3+2]
-						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j240][i1][i2][i3+3]
+						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j264][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j264][i1][i2][i3+1]
+						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j264][i1][i2][i3+2]
+						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j264][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc125 := net_block_1_masked_attention_1_attn_gradRow[i4]
 							acc125 += net_block_1_masked_attention_1_ctx_gradV * net_block_1_masked_attention_1_vRow5[i4][i2][i3]
@@ -21918,30 +21392,30 @@ type ocannlCharLMBackwardPart213 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j241 of the nest (0 <= j241 < 8).
-func (r231 *ocannlCharLMBackwardPart213) Part(j241 int) {
+// Part runs part j265 of the nest (0 <= j265 < 8).
+func (r231 *ocannlCharLMBackwardPart213) Part(j265 int) {
 	scratch := r231.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j241][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j241][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j241][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j241][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j241][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j241][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
-			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+2*j241]
+			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+2*j265]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+2*j241][i1][i2]
+					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+2*j265][i1][i2]
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j241][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][i1][i2][i3]
 						for i4 := range 64 {
 							net_block_1_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_1_masked_attention_1_attnRow2[i4] * net_block_1_masked_attention_1_ctx_gradV5
 						}
@@ -21956,30 +21430,26 @@ func (r231 *ocannlCharLMBackwardPart213) Part(j241 int) {
 var ocannlCharLMBackwardPart213Records rt.Records[ocannlCharLMBackwardPart213]
 
 // ocannlCharLMBackwardPart214 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart214 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j242 of the nest (0 <= j242 < 8).
-func (r232 *ocannlCharLMBackwardPart214) Part(j242 int) {
+// Part runs part j266 of the nest (0 <= j266 < 8).
+func (r232 *ocannlCharLMBackwardPart214) Part(j266 int) {
 	scratch := r232.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 512 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j242][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j242][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j242][0][0])
-		}
+		ocannlMap29AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[2*j266][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[2*j266][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j266][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j242][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j242][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j242][0][0])
-		}
+		ocannlMap29AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[2*j266][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[2*j266][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j266][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j242][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j242][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j242][i2]
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j266][i1][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+2*j266][i1][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+2*j266][i1][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
 					}
@@ -21993,36 +21463,32 @@ func (r232 *ocannlCharLMBackwardPart214) Part(j242 int) {
 var ocannlCharLMBackwardPart214Records rt.Records[ocannlCharLMBackwardPart214]
 
 // ocannlCharLMBackwardPart215 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart215 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j243 of the nest (0 <= j243 < 8).
-func (r233 *ocannlCharLMBackwardPart215) Part(j243 int) {
+// Part runs part j267 of the nest (0 <= j267 < 8).
+func (r233 *ocannlCharLMBackwardPart215) Part(j267 int) {
 	scratch := r233.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 512 rows of 64 elements into 512 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j243][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j243][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j243][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j243][0][0])
-		}
+		ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[2*j267][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[2*j267][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j267][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j267][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j243][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j243][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j243][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j243][0][0])
-		}
+		ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[2*j267][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[2*j267][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j267][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[2*j267][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j243][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j243][i2]
-					v9 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j243][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j243][i2][0]
-					acc126 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j243][i2][0]
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j267][i1][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0+2*j267][i1][i2]
+					v9 := scratch.net_block_1_masked_attention_1_attn_1[i0+2*j267][i1][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0+2*j267][i1][i2][0]
+					acc126 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0+2*j267][i1][i2][0]
 					for i3 := range 64 {
 						acc126 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v9))
 					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j243][i2][0] = acc126
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0+2*j267][i1][i2][0] = acc126
 				}
 			}
 		}
@@ -22033,29 +21499,25 @@ func (r233 *ocannlCharLMBackwardPart215) Part(j243 int) {
 var ocannlCharLMBackwardPart215Records rt.Records[ocannlCharLMBackwardPart215]
 
 // ocannlCharLMBackwardPart216 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart216 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j244 of the nest (0 <= j244 < 8).
-func (r234 *ocannlCharLMBackwardPart216) Part(j244 int) {
+// Part runs part j268 of the nest (0 <= j268 < 8).
+func (r234 *ocannlCharLMBackwardPart216) Part(j268 int) {
 	scratch := r234.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j244][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j244][0][0])
-		}
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[2*j268][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[2*j268][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j244][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j244][0][0])
-		}
+		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[2*j268][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[2*j268][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_1_gradV := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j244][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j244][i2]
+					net_block_1_masked_attention_1_attn_1_gradV := scratch.net_block_1_masked_attention_1_attn_1_grad[i0+2*j268][i1][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_grad[i0+2*j268][i1][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_ex_gradRow2[i3] += net_block_1_masked_attention_1_attn_1_gradV
 					}
@@ -22069,30 +21531,26 @@ func (r234 *ocannlCharLMBackwardPart216) Part(j244 int) {
 var ocannlCharLMBackwardPart216Records rt.Records[ocannlCharLMBackwardPart216]
 
 // ocannlCharLMBackwardPart217 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart217 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j245 of the nest (0 <= j245 < 8).
-func (r235 *ocannlCharLMBackwardPart217) Part(j245 int) {
+// Part runs part j269 of the nest (0 <= j269 < 8).
+func (r235 *ocannlCharLMBackwardPart217) Part(j269 int) {
 	scratch := r235.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 32768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j245][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j245][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j245][0][0])
-		}
+		ocannlMap31AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[2*j269][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[2*j269][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j269][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j245][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j245][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j245][0][0])
-		}
+		ocannlMap31AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[2*j269][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[2*j269][0][0][0], &scratch.net_block_1_masked_attention_1_ex[2*j269][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j245][i2]
-					net_block_1_masked_attention_1_exRow5 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j245][i2]
-					net_block_1_masked_attention_1_ex_1_gradRow := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j245][i2]
+					net_block_1_masked_attention_1_ex_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_grad[i0+2*j269][i1][i2]
+					net_block_1_masked_attention_1_exRow5 := &scratch.net_block_1_masked_attention_1_ex[i0+2*j269][i1][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0+2*j269][i1][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_ex_1_gradRow[i3] += net_block_1_masked_attention_1_ex_gradRow3[i3] * net_block_1_masked_attention_1_exRow5[i3]
 					}
@@ -22106,34 +21564,30 @@ func (r235 *ocannlCharLMBackwardPart217) Part(j245 int) {
 var ocannlCharLMBackwardPart217Records rt.Records[ocannlCharLMBackwardPart217]
 
 // ocannlCharLMBackwardPart218 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart218 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j246 of the nest (0 <= j246 < 8).
-func (r236 *ocannlCharLMBackwardPart218) Part(j246 int) {
+// Part runs part j270 of the nest (0 <= j270 < 8).
+func (r236 *ocannlCharLMBackwardPart218) Part(j270 int) {
 	scratch := r236.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 512 rows of 64 elements into 512 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j246][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j246][0][0])
-		}
+		ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_grad[2*j270][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[2*j270][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j246][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j246][0][0])
-		}
+		ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_grad[2*j270][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[2*j270][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j246][i2]
-					acc127 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j246][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0+2*j270][i1][i2]
+					acc127 := scratch.net_block_1_masked_attention_1_m_grad[i0+2*j270][i1][i2][0]
 					for i3 := range 64 {
 						acc127 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j246][i2][0] = acc127
+					scratch.net_block_1_masked_attention_1_m_grad[i0+2*j270][i1][i2][0] = acc127
 				}
 			}
 		}
@@ -22144,31 +21598,27 @@ func (r236 *ocannlCharLMBackwardPart218) Part(j246 int) {
 var ocannlCharLMBackwardPart218Records rt.Records[ocannlCharLMBackwardPart218]
 
 // ocannlCharLMBackwardPart219 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart219 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j250 of the nest (0 <= j250 < 8).
-func (r239 *ocannlCharLMBackwardPart219) Part(j250 int) {
+// Part runs part j274 of the nest (0 <= j274 < 8).
+func (r239 *ocannlCharLMBackwardPart219) Part(j274 int) {
 	scratch := r239.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
+	// float32 along-rows min reduction kernel, 512 rows of 64 elements into 512 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j250][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j250][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j250][0][0], &scratch.ordinals_2[0])
-		}
+		ocannlReduce18AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[2*j274][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j274][0][0][0], &scratch.net_block_1_masked_attention_1_m[2*j274][0][0][0], &scratch.ordinals_2[0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j250][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j250][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j250][0][0], &scratch.ordinals_2[0])
-		}
+		ocannlReduce18AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[2*j274][0][0][0], &scratch.net_block_1_masked_attention_1_masked[2*j274][0][0][0], &scratch.net_block_1_masked_attention_1_m[2*j274][0][0][0], &scratch.ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j250][i2]
-					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j250][i2][0]
-					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j250][i2][0]
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0+2*j274][i1][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0+2*j274][i1][i2][0]
+					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0+2*j274][i1][i2][0]
 					for i3 := range 64 {
 						var r237 float32
 						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
@@ -22180,7 +21630,7 @@ func (r239 *ocannlCharLMBackwardPart219) Part(j250 int) {
 						}
 						acc128 = min(acc128, r238)
 					}
-					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j250][i2][0] = acc128
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0+2*j274][i1][i2][0] = acc128
 				}
 			}
 		}
@@ -22191,30 +21641,26 @@ func (r239 *ocannlCharLMBackwardPart219) Part(j250 int) {
 var ocannlCharLMBackwardPart219Records rt.Records[ocannlCharLMBackwardPart219]
 
 // ocannlCharLMBackwardPart220 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart220 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j251 of the nest (0 <= j251 < 8).
-func (r242 *ocannlCharLMBackwardPart220) Part(j251 int) {
+// Part runs part j275 of the nest (0 <= j275 < 8).
+func (r242 *ocannlCharLMBackwardPart220) Part(j275 int) {
 	scratch := r242.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 512 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j251][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j251][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j251][0][0])
-		}
+		ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[2*j275][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[2*j275][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[2*j275][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j251][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j251][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j251][0][0])
-		}
+		ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[2*j275][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[2*j275][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[2*j275][0][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j251][i2][0]
-					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j251][i2][0]
-					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j251][i2]
+					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0+2*j275][i1][i2][0]
+					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0+2*j275][i1][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0+2*j275][i1][i2]
 					for i3 := range 64 {
 						var r240 float32
 						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
@@ -22236,36 +21682,36 @@ func (r242 *ocannlCharLMBackwardPart220) Part(j251 int) {
 var ocannlCharLMBackwardPart220Records rt.Records[ocannlCharLMBackwardPart220]
 
 // ocannlCharLMBackwardPart221 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart221 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j252 of the nest (0 <= j252 < 8).
-func (r244 *ocannlCharLMBackwardPart221) Part(j252 int) {
+// Part runs part j276 of the nest (0 <= j276 < 8).
+func (r244 *ocannlCharLMBackwardPart221) Part(j276 int) {
 	mask, scratch := r244.mask, r244.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j252][0][0], &mask[i1+8*j252][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j252][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j276][i1][0][0], &mask[i1][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0+2*j276][i1][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j252][0][0], &mask[i1+8*j252][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j252][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+		for i0 := range 2 {
+			for i1 := range 64 {
+				ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j276][i1][0][0], &mask[i1][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0+2*j276][i1][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
 		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow6 := &mask[i1+8*j252]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				maskRow6 := &mask[i1]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j252][i2]
-					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j252][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0+2*j276][i1][i2]
+					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j276][i1][i2]
 					for i3 := range 64 {
 						r243 := float32(0)
 						if maskRow6[i3] != 0 {
@@ -22288,20 +21734,20 @@ type ocannlCharLMBackwardPart222 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j253 of the nest (0 <= j253 < 8).
-func (r245 *ocannlCharLMBackwardPart222) Part(j253 int) {
+// Part runs part j277 of the nest (0 <= j277 < 8).
+func (r245 *ocannlCharLMBackwardPart222) Part(j277 int) {
 	scratch := r245.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j253][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j253][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j253][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j277][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j277][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j277][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j253][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j253][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j253][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j277][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j277][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j277][0][i2][0])
 			}
 		}
 	} else {
@@ -22309,16 +21755,16 @@ func (r245 *ocannlCharLMBackwardPart222) Part(j253 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+2*j253][i1][i2]
+					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+2*j277][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j253][i1][i2][i3]
-						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+2*j253][i3][i2]
-						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j253][i1][i2][i3+1]
-						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+2*j253][i3+1][i2]
-						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j253][i1][i2][i3+2]
-						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+2*j253][i3+2][i2]
-						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j253][i1][i2][i3+3]
-						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+2*j253][i3+3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j277][i1][i2][i3]
+						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+2*j277][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j277][i1][i2][i3+1]
+						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+2*j277][i3+1][i2]
+						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j277][i1][i2][i3+2]
+						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+2*j277][i3+2][i2]
+						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j277][i1][i2][i3+3]
+						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+2*j277][i3+3][i2]
 						for i4 := range 24 {
 							acc129 := net_block_1_masked_attention_1_q_gradRow[i4]
 							acc129 += net_block_1_masked_attention_1_scores_1_gradV * net_block_1_masked_attention_1_kRow2[i4]
@@ -22343,30 +21789,30 @@ type ocannlCharLMBackwardPart223 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j254 of the nest (0 <= j254 < 8).
-func (r246 *ocannlCharLMBackwardPart223) Part(j254 int) {
+// Part runs part j278 of the nest (0 <= j278 < 8).
+func (r246 *ocannlCharLMBackwardPart223) Part(j278 int) {
 	scratch := r246.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j254][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j254][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j254][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j278][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j254][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j254][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j254][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j278][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+2*j254][i1][i2]
+					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+2*j278][i1][i2]
 					for i3 := range 64 {
-						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j254][i1][i2][i3]
-						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+2*j254][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+2*j278][i3][i2]
 						for i4 := range 24 {
 							net_block_1_masked_attention_1_k_gradRow[i4] += net_block_1_masked_attention_1_qRow2[i4] * net_block_1_masked_attention_1_scores_1_gradV5
 						}
@@ -22387,22 +21833,22 @@ type ocannlCharLMBackwardPart224 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j255 of the nest (0 <= j255 < 4).
-func (r247 *ocannlCharLMBackwardPart224) Part(j255 int) {
+// Part runs part j279 of the nest (0 <= j279 < 4).
+func (r247 *ocannlCharLMBackwardPart224) Part(j279 int) {
 	gNetBlock1MaskedAttention1WV, scratch := r247.gNetBlock1MaskedAttention1WV, r247.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WV[2304*j255], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j255][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WV[2304*j279], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j279][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WV[2304*j255], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j255][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WV[2304*j279], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j279][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j255][i3]
-						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+2304*j255+96*i3 : 2304*i2+2304*j255+96*i3+96])
+						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j279][i3]
+						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+2304*j279+96*i3 : 2304*i2+2304*j279+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
 						}
@@ -22423,29 +21869,29 @@ type ocannlCharLMBackwardPart225 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j256 of the nest (0 <= j256 < 8).
-func (r248 *ocannlCharLMBackwardPart225) Part(j256 int) {
+// Part runs part j280 of the nest (0 <= j280 < 8).
+func (r248 *ocannlCharLMBackwardPart225) Part(j280 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r248.pNetBlock1MaskedAttention1WV, r248.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j256][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j256][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j280][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j280][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j256][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j256][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j280][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j280][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j256][i1]
+				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j280][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j256][i1][i2][i3]
+						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j280][i1][i2][i3]
 						pNetBlock1MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j256][i1][i2][i3+1]
+						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j280][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j256][i1][i2][i3+2]
+						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j280][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j256][i1][i2][i3+3]
+						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j280][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc130 := net_block_1_masked_attention_1_x_gradRow[i4]
 							acc130 += pNetBlock1MaskedAttention1WVRow2[i4] * net_block_1_masked_attention_1_v_gradV2
@@ -22471,22 +21917,22 @@ type ocannlCharLMBackwardPart226 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j257 of the nest (0 <= j257 < 4).
-func (r249 *ocannlCharLMBackwardPart226) Part(j257 int) {
+// Part runs part j281 of the nest (0 <= j281 < 4).
+func (r249 *ocannlCharLMBackwardPart226) Part(j281 int) {
 	gNetBlock1MaskedAttention1WK, scratch := r249.gNetBlock1MaskedAttention1WK, r249.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WK[2304*j257], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j257][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WK[2304*j281], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j281][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WK[2304*j257], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j257][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WK[2304*j281], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j281][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow6 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j257][i3]
-						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+2304*j257+96*i3 : 2304*i2+2304*j257+96*i3+96])
+						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j281][i3]
+						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+2304*j281+96*i3 : 2304*i2+2304*j281+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4]
 						}
@@ -22507,29 +21953,29 @@ type ocannlCharLMBackwardPart227 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j258 of the nest (0 <= j258 < 8).
-func (r250 *ocannlCharLMBackwardPart227) Part(j258 int) {
+// Part runs part j282 of the nest (0 <= j282 < 8).
+func (r250 *ocannlCharLMBackwardPart227) Part(j282 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r250.pNetBlock1MaskedAttention1WK, r250.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j258][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j258][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j282][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j282][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j258][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j258][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j282][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j282][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j258][i1]
+				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j282][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j258][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j282][i1][i2][i3]
 						pNetBlock1MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j258][i1][i2][i3+1]
+						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j282][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j258][i1][i2][i3+2]
+						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j282][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j258][i1][i2][i3+3]
+						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j282][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc131 := net_block_1_masked_attention_1_x_gradRow2[i4]
 							acc131 += pNetBlock1MaskedAttention1WKRow2[i4] * net_block_1_masked_attention_1_k_gradV2
@@ -22555,22 +22001,22 @@ type ocannlCharLMBackwardPart228 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j259 of the nest (0 <= j259 < 4).
-func (r251 *ocannlCharLMBackwardPart228) Part(j259 int) {
+// Part runs part j283 of the nest (0 <= j283 < 4).
+func (r251 *ocannlCharLMBackwardPart228) Part(j283 int) {
 	gNetBlock1MaskedAttention1WQ, scratch := r251.gNetBlock1MaskedAttention1WQ, r251.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WQ[2304*j259], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j259][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WQ[2304*j283], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j283][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WQ[2304*j259], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j259][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WQ[2304*j283], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j283][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow7 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j259][i3]
-						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+2304*j259+96*i3 : 2304*i2+2304*j259+96*i3+96])
+						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j283][i3]
+						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+2304*j283+96*i3 : 2304*i2+2304*j283+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4]
 						}
@@ -22591,29 +22037,29 @@ type ocannlCharLMBackwardPart229 struct {
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j260 of the nest (0 <= j260 < 8).
-func (r252 *ocannlCharLMBackwardPart229) Part(j260 int) {
+// Part runs part j284 of the nest (0 <= j284 < 8).
+func (r252 *ocannlCharLMBackwardPart229) Part(j284 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r252.pNetBlock1MaskedAttention1WQ, r252.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j260][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j260][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j284][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j284][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j260][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j260][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j284][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j284][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j260][i1]
+				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j284][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j260][i1][i2][i3]
+						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j284][i1][i2][i3]
 						pNetBlock1MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j260][i1][i2][i3+1]
+						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j284][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j260][i1][i2][i3+2]
+						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j284][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j260][i1][i2][i3+3]
+						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j284][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc132 := net_block_1_masked_attention_1_x_gradRow3[i4]
 							acc132 += pNetBlock1MaskedAttention1WQRow2[i4] * net_block_1_masked_attention_1_q_gradV2
@@ -22639,24 +22085,24 @@ type ocannlCharLMBackwardPart230 struct {
 	gNetBlock1LayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j261 of the nest (0 <= j261 < 8).
-func (r253 *ocannlCharLMBackwardPart230) Part(j261 int) {
+// Part runs part j285 of the nest (0 <= j285 < 8).
+func (r253 *ocannlCharLMBackwardPart230) Part(j285 int) {
 	scratch, gNetBlock1LayerNorm1BetaPartial := r253.scratch, &r253.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j261] = [96]float32{}
+	gNetBlock1LayerNorm1BetaPartial[j285] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j261][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j261][0][0])
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm1BetaPartial[j285][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j285][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j261][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j261][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1BetaPartial[j285][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j285][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j261]
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j285]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j261][i1]
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j261][i1+1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j261][i1+2]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j261][i1+3]
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j285][i1]
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j285][i1+1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j285][i1+2]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j285][i1+3]
 				for i2 := range 96 {
 					acc133 := gNetBlock1LayerNorm1BetaPartialRow[i2]
 					acc133 += net_block_1_masked_attention_1_x_gradRow4[i2]
@@ -22674,29 +22120,25 @@ func (r253 *ocannlCharLMBackwardPart230) Part(j261 int) {
 var ocannlCharLMBackwardPart230Records rt.Records[ocannlCharLMBackwardPart230]
 
 // ocannlCharLMBackwardPart231 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart231 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j263 of the nest (0 <= j263 < 8).
-func (r254 *ocannlCharLMBackwardPart231) Part(j263 int) {
+// Part runs part j287 of the nest (0 <= j287 < 8).
+func (r254 *ocannlCharLMBackwardPart231) Part(j287 int) {
 	scratch := r254.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j263][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j263][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j263][0])
-		}
+		ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[2*j287][0][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j287][0][0], &scratch.net_block_1_masked_attention_1_x_3[2*j287][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j263][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j263][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j263][0])
-		}
+		ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[2*j287][0][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j287][0][0], &scratch.net_block_1_masked_attention_1_x_3[2*j287][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j263]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j263][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j263]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j287][i1]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+2*j287][i1][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j287][i1]
 				for i2 := range 96 {
 					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
 				}
@@ -22709,37 +22151,33 @@ func (r254 *ocannlCharLMBackwardPart231) Part(j263 int) {
 var ocannlCharLMBackwardPart231Records rt.Records[ocannlCharLMBackwardPart231]
 
 // ocannlCharLMBackwardPart232 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart232 struct {
 	pNetBlock1LayerNorm1Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j264 of the nest (0 <= j264 < 8).
-func (r255 *ocannlCharLMBackwardPart232) Part(j264 int) {
+// Part runs part j288 of the nest (0 <= j288 < 8).
+func (r255 *ocannlCharLMBackwardPart232) Part(j288 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r255.pNetBlock1LayerNorm1Gamma, r255.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 96 elements into 128 cells (c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j264][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j264][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_h0[0][i1+8*j264][0], &scratch.net_block_1_layer_norm_1_mean[0][i1+8*j264][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j264][0])
-		}
+		ocannlReduce12AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[2*j288][0][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j288][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_h0[2*j288][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j288][0][0], &scratch.net_block_1_masked_attention_1_x_3[2*j288][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j264][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j264][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_h0[0][i1+8*j264][0], &scratch.net_block_1_layer_norm_1_mean[0][i1+8*j264][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j264][0])
-		}
+		ocannlReduce12AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[2*j288][0][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j288][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_h0[2*j288][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j288][0][0], &scratch.net_block_1_masked_attention_1_x_3[2*j288][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j264]
-				net_h0Row6 := &scratch.net_h0[i0][i1+8*j264]
-				net_block_1_layer_norm_1_meanV3 := scratch.net_block_1_layer_norm_1_mean[i0][i1+8*j264][0]
-				v10 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j264][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j264][0]
-				acc135 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j264][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j288][i1]
+				net_h0Row6 := &scratch.net_h0[i0+2*j288][i1]
+				net_block_1_layer_norm_1_meanV3 := scratch.net_block_1_layer_norm_1_mean[i0+2*j288][i1][0]
+				v10 := scratch.net_block_1_masked_attention_1_x_3[i0+2*j288][i1][0] * scratch.net_block_1_masked_attention_1_x_3[i0+2*j288][i1][0]
+				acc135 := scratch.net_block_1_masked_attention_1_x_3_grad[i0+2*j288][i1][0]
 				for i2 := range 96 {
 					acc135 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-((pNetBlock1LayerNorm1Gamma[i2] * (net_h0Row6[i2] - net_block_1_layer_norm_1_meanV3)) / v10))
 				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j264][0] = acc135
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0+2*j288][i1][0] = acc135
 			}
 		}
 	}
@@ -22755,32 +22193,32 @@ type ocannlCharLMBackwardPart233 struct {
 	gNetBlock1LayerNorm1GammaPartial [8][96]float32
 }
 
-// Part runs part j265 of the nest (0 <= j265 < 8).
-func (r256 *ocannlCharLMBackwardPart233) Part(j265 int) {
+// Part runs part j290 of the nest (0 <= j290 < 8).
+func (r256 *ocannlCharLMBackwardPart233) Part(j290 int) {
 	scratch, gNetBlock1LayerNorm1GammaPartial := r256.scratch, &r256.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j265] = [96]float32{}
+	gNetBlock1LayerNorm1GammaPartial[j290] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j265][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j265][0][0], &scratch.net_h0[2*j265][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j265][0][0])
+		ocannlReduce13AVX512(&gNetBlock1LayerNorm1GammaPartial[j290][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j290][0][0], &scratch.net_h0[2*j290][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j290][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j265][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j265][0][0], &scratch.net_h0[2*j265][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j265][0][0])
+		ocannlReduce13AVX2(&gNetBlock1LayerNorm1GammaPartial[j290][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j290][0][0], &scratch.net_h0[2*j290][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j290][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j265]
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j290]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j265][i1]
-				net_h0Row7 := &scratch.net_h0[i0+2*j265][i1]
-				net_block_1_layer_norm_1_meanV4 := scratch.net_block_1_layer_norm_1_mean[i0+2*j265][i1][0]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j265][i1+1]
-				net_h0Row8 := &scratch.net_h0[i0+2*j265][i1+1]
-				net_block_1_layer_norm_1_meanV5 := scratch.net_block_1_layer_norm_1_mean[i0+2*j265][i1+1][0]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j265][i1+2]
-				net_h0Row9 := &scratch.net_h0[i0+2*j265][i1+2]
-				net_block_1_layer_norm_1_meanV6 := scratch.net_block_1_layer_norm_1_mean[i0+2*j265][i1+2][0]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j265][i1+3]
-				net_h0Row10 := &scratch.net_h0[i0+2*j265][i1+3]
-				net_block_1_layer_norm_1_meanV7 := scratch.net_block_1_layer_norm_1_mean[i0+2*j265][i1+3][0]
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1]
+				net_h0Row7 := &scratch.net_h0[i0+2*j290][i1]
+				net_block_1_layer_norm_1_meanV4 := scratch.net_block_1_layer_norm_1_mean[i0+2*j290][i1][0]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1+1]
+				net_h0Row8 := &scratch.net_h0[i0+2*j290][i1+1]
+				net_block_1_layer_norm_1_meanV5 := scratch.net_block_1_layer_norm_1_mean[i0+2*j290][i1+1][0]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1+2]
+				net_h0Row9 := &scratch.net_h0[i0+2*j290][i1+2]
+				net_block_1_layer_norm_1_meanV6 := scratch.net_block_1_layer_norm_1_mean[i0+2*j290][i1+2][0]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1+3]
+				net_h0Row10 := &scratch.net_h0[i0+2*j290][i1+3]
+				net_block_1_layer_norm_1_meanV7 := scratch.net_block_1_layer_norm_1_mean[i0+2*j290][i1+3][0]
 				for i2 := range 96 {
 					acc136 := gNetBlock1LayerNorm1GammaPartialRow[i2]
 					acc136 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * (net_h0Row7[i2] - net_block_1_layer_norm_1_meanV4)
@@ -22798,29 +22236,25 @@ func (r256 *ocannlCharLMBackwardPart233) Part(j265 int) {
 var ocannlCharLMBackwardPart233Records rt.Records[ocannlCharLMBackwardPart233]
 
 // ocannlCharLMBackwardPart234 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart234 struct {
 	pNetBlock1LayerNorm1Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j267 of the nest (0 <= j267 < 8).
-func (r257 *ocannlCharLMBackwardPart234) Part(j267 int) {
+// Part runs part j292 of the nest (0 <= j292 < 8).
+func (r257 *ocannlCharLMBackwardPart234) Part(j292 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r257.pNetBlock1LayerNorm1Gamma, r257.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j267][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j267][0])
-		}
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[2*j292][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j292][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j267][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j267][0])
-		}
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[2*j292][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j292][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j267]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j267]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j292][i1]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+2*j292][i1]
 				for i2 := range 96 {
 					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
 				}
@@ -22833,30 +22267,26 @@ func (r257 *ocannlCharLMBackwardPart234) Part(j267 int) {
 var ocannlCharLMBackwardPart234Records rt.Records[ocannlCharLMBackwardPart234]
 
 // ocannlCharLMBackwardPart235 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart235 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j268 of the nest (0 <= j268 < 8).
-func (r258 *ocannlCharLMBackwardPart235) Part(j268 int) {
+// Part runs part j294 of the nest (0 <= j294 < 8).
+func (r258 *ocannlCharLMBackwardPart235) Part(j294 int) {
 	scratch := r258.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap23AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j268][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j268][0], &scratch.net_h0[0][i1+8*j268][0], &scratch.net_block_1_layer_norm_1_mean[0][i1+8*j268][0])
-		}
+		ocannlMap23AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[2*j294][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[2*j294][0][0], &scratch.net_h0[2*j294][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j294][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap23AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j268][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j268][0], &scratch.net_h0[0][i1+8*j268][0], &scratch.net_block_1_layer_norm_1_mean[0][i1+8*j268][0])
-		}
+		ocannlMap23AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[2*j294][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[2*j294][0][0], &scratch.net_h0[2*j294][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j294][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0][i1+8*j268][0]
-				net_h0Row11 := &scratch.net_h0[i0][i1+8*j268]
-				net_block_1_layer_norm_1_meanV8 := scratch.net_block_1_layer_norm_1_mean[i0][i1+8*j268][0]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j268]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+2*j294][i1][0]
+				net_h0Row11 := &scratch.net_h0[i0+2*j294][i1]
+				net_block_1_layer_norm_1_meanV8 := scratch.net_block_1_layer_norm_1_mean[i0+2*j294][i1][0]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+2*j294][i1]
 				for i2 := range 96 {
 					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_2_gradV * (net_h0Row11[i2] - net_block_1_layer_norm_1_meanV8)
 				}
@@ -22869,30 +22299,26 @@ func (r258 *ocannlCharLMBackwardPart235) Part(j268 int) {
 var ocannlCharLMBackwardPart235Records rt.Records[ocannlCharLMBackwardPart235]
 
 // ocannlCharLMBackwardPart236 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart236 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j269 of the nest (0 <= j269 < 8).
-func (r259 *ocannlCharLMBackwardPart236) Part(j269 int) {
+// Part runs part j295 of the nest (0 <= j295 < 8).
+func (r259 *ocannlCharLMBackwardPart236) Part(j295 int) {
 	scratch := r259.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
+	// float32 pointwise kernel over 128 rows of 96 elements (c += mul(sub(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j269][0], &scratch.net_h0[0][i1+8*j269][0], &scratch.net_block_1_layer_norm_1_mean[0][i1+8*j269][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j269][0])
-		}
+		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[2*j295][0][0], &scratch.net_h0[2*j295][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j295][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[2*j295][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j269][0], &scratch.net_h0[0][i1+8*j269][0], &scratch.net_block_1_layer_norm_1_mean[0][i1+8*j269][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j269][0])
-		}
+		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[2*j295][0][0], &scratch.net_h0[2*j295][0][0], &scratch.net_block_1_layer_norm_1_mean[2*j295][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[2*j295][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h0Row12 := &scratch.net_h0[i0][i1+8*j269]
-				net_block_1_layer_norm_1_meanV9 := scratch.net_block_1_layer_norm_1_mean[i0][i1+8*j269][0]
-				net_block_1_layer_norm_1_var_2_gradV2 := scratch.net_block_1_layer_norm_1_var_2_grad[i0][i1+8*j269][0]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j269]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_h0Row12 := &scratch.net_h0[i0+2*j295][i1]
+				net_block_1_layer_norm_1_meanV9 := scratch.net_block_1_layer_norm_1_mean[i0+2*j295][i1][0]
+				net_block_1_layer_norm_1_var_2_gradV2 := scratch.net_block_1_layer_norm_1_var_2_grad[i0+2*j295][i1][0]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+2*j295][i1]
 				for i2 := range 96 {
 					net_block_1_layer_norm_1_centered_gradRow3[i2] += (net_h0Row12[i2] - net_block_1_layer_norm_1_meanV9) * net_block_1_layer_norm_1_var_2_gradV2
 				}
@@ -22905,24 +22331,24 @@ func (r259 *ocannlCharLMBackwardPart236) Part(j269 int) {
 var ocannlCharLMBackwardPart236Records rt.Records[ocannlCharLMBackwardPart236]
 
 // ocannlCharLMBackwardPart237 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart237 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j270 of the nest (0 <= j270 < 8).
-func (r260 *ocannlCharLMBackwardPart237) Part(j270 int) {
+// Part runs part j296 of the nest (0 <= j296 < 8).
+func (r260 *ocannlCharLMBackwardPart237) Part(j296 int) {
 	scratch := r260.scratch
-	// float32 pointwise kernel over 16 rows of 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 12288 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[0][8*j270][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][8*j270][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[2*j296][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[2*j296][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[0][8*j270][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][8*j270][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[2*j296][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[2*j296][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j270]
-				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j270]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+2*j296][i1]
+				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0+2*j296][i1]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow22[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
 				}
@@ -22935,33 +22361,29 @@ func (r260 *ocannlCharLMBackwardPart237) Part(j270 int) {
 var ocannlCharLMBackwardPart237Records rt.Records[ocannlCharLMBackwardPart237]
 
 // ocannlCharLMBackwardPart238 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart238 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j271 of the nest (0 <= j271 < 8).
-func (r261 *ocannlCharLMBackwardPart238) Part(j271 int) {
+// Part runs part j297 of the nest (0 <= j297 < 8).
+func (r261 *ocannlCharLMBackwardPart238) Part(j297 int) {
 	scratch := r261.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 96 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j271][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j271][0])
-		}
+		ocannlReduce14AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[2*j297][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[2*j297][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j271][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j271][0])
-		}
+		ocannlReduce14AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[2*j297][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[2*j297][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j271]
-				acc138 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j271][0]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+2*j297][i1]
+				acc138 := scratch.net_block_1_layer_norm_1_mean_grad[i0+2*j297][i1][0]
 				for i2 := range 96 {
 					acc138 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j271][0] = acc138
+				scratch.net_block_1_layer_norm_1_mean_grad[i0+2*j297][i1][0] = acc138
 			}
 		}
 	}
@@ -22976,23 +22398,23 @@ type ocannlCharLMBackwardPart239 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j272 of the nest (0 <= j272 < 8).
-func (r262 *ocannlCharLMBackwardPart239) Part(j272 int) {
+// Part runs part j299 of the nest (0 <= j299 < 8).
+func (r262 *ocannlCharLMBackwardPart239) Part(j299 int) {
 	scratch := r262.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j272][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j272][0])
+			ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j299][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j299][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j272][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j272][0])
+			ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j299][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j299][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1+8*j272][0]
-				net_layer_norm_1_centered_gradRow23 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j272]
+				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1+8*j299][0]
+				net_layer_norm_1_centered_gradRow23 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j299]
 				for i2 := range 96 {
 					net_layer_norm_1_centered_gradRow23[i2] += net_block_1_layer_norm_1_mean_1_gradV
 				}
@@ -23011,19 +22433,19 @@ type ocannlCharLMBackwardPart240 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j273 of the nest (0 <= j273 < 8).
-func (r263 *ocannlCharLMBackwardPart240) Part(j273 int) {
+// Part runs part j300 of the nest (0 <= j300 < 8).
+func (r263 *ocannlCharLMBackwardPart240) Part(j300 int) {
 	gNetPos, scratch := r263.gNetPos, r263.scratch
 	// float32 across-rows add reduction kernel, 16 rows of 768 elements into 768 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&gNetPos[768*j273], &scratch.net_layer_norm_1_centered_grad[0][8*j273][0])
+		ocannlReduce19AVX512(&gNetPos[768*j300], &scratch.net_layer_norm_1_centered_grad[0][8*j300][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&gNetPos[768*j273], &scratch.net_layer_norm_1_centered_grad[0][8*j273][0])
+		ocannlReduce19AVX2(&gNetPos[768*j300], &scratch.net_layer_norm_1_centered_grad[0][8*j300][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow24 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j273]
-				gNetPosRow := (*[96]float32)(gNetPos[96*i1+768*j273 : 96*i1+768*j273+96])
+				net_layer_norm_1_centered_gradRow24 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j300]
+				gNetPosRow := (*[96]float32)(gNetPos[96*i1+768*j300 : 96*i1+768*j300+96])
 				for i2 := range 96 {
 					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow24[i2]
 				}
@@ -24322,9 +23744,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
+		ocannlReduce20AVX512(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
+		ocannlReduce20AVX2(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -24380,9 +23802,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce20AVX512(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce20AVX2(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -24679,9 +24101,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
+		ocannlReduce20AVX512(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
+		ocannlReduce20AVX2(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -24737,9 +24159,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce20AVX512(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce20AVX2(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -24924,9 +24346,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
+		ocannlReduce20AVX512(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
+		ocannlReduce20AVX2(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -24982,9 +24404,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce20AVX512(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce20AVX2(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -25281,9 +24703,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
+		ocannlReduce20AVX512(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
+		ocannlReduce20AVX2(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -25339,9 +24761,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce20AVX512(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce20AVX2(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -25526,9 +24948,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce20AVX512(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce20AVX2(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -25584,9 +25006,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce20AVX512(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce20AVX2(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -25883,9 +25305,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
+		ocannlReduce20AVX512(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
+		ocannlReduce20AVX2(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -25941,9 +25363,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce20AVX512(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce20AVX2(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -26128,9 +25550,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
+		ocannlReduce20AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
+		ocannlReduce20AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -26186,9 +25608,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce20AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce20AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -26513,9 +25935,9 @@ func (r6 *ocannlCharLMNextPart4) Part(j5 int) {
 	scratch := r6.scratch
 	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_2_m[0][8*j5][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][8*j5][0][0])
+		ocannlReduce21AVX512(&scratch.net_block_1_masked_attention_1_2_m[0][8*j5][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][8*j5][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_2_m[0][8*j5][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][8*j5][0][0])
+		ocannlReduce21AVX2(&scratch.net_block_1_masked_attention_1_2_m[0][8*j5][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][8*j5][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -26545,9 +25967,9 @@ func (r7 *ocannlCharLMNextPart5) Part(j6 int) {
 	scratch := r7.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_2_attn_1[0][8*j6][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][8*j6][0][0])
+		ocannlReduce22AVX512(&scratch.net_block_1_masked_attention_1_2_attn_1[0][8*j6][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][8*j6][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_2_attn_1[0][8*j6][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][8*j6][0][0])
+		ocannlReduce22AVX2(&scratch.net_block_1_masked_attention_1_2_attn_1[0][8*j6][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][8*j6][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -26877,9 +26299,9 @@ func (r17 *ocannlCharLMNextPart14) Part(j15 int) {
 	scratch := r17.scratch
 	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_2_m[0][8*j15][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][8*j15][0][0])
+		ocannlReduce21AVX512(&scratch.net_block_2_masked_attention_1_2_m[0][8*j15][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][8*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_2_m[0][8*j15][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][8*j15][0][0])
+		ocannlReduce21AVX2(&scratch.net_block_2_masked_attention_1_2_m[0][8*j15][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -26909,9 +26331,9 @@ func (r18 *ocannlCharLMNextPart15) Part(j16 int) {
 	scratch := r18.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_2_attn_1[0][8*j16][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][8*j16][0][0])
+		ocannlReduce22AVX512(&scratch.net_block_2_masked_attention_1_2_attn_1[0][8*j16][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][8*j16][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_2_attn_1[0][8*j16][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][8*j16][0][0])
+		ocannlReduce22AVX2(&scratch.net_block_2_masked_attention_1_2_attn_1[0][8*j16][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][8*j16][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -27241,9 +26663,9 @@ func (r28 *ocannlCharLMNextPart24) Part(j25 int) {
 	scratch := r28.scratch
 	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_2_m[0][8*j25][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][8*j25][0][0])
+		ocannlReduce21AVX512(&scratch.net_block_3_masked_attention_1_2_m[0][8*j25][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][8*j25][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_2_m[0][8*j25][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][8*j25][0][0])
+		ocannlReduce21AVX2(&scratch.net_block_3_masked_attention_1_2_m[0][8*j25][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][8*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -27273,9 +26695,9 @@ func (r29 *ocannlCharLMNextPart25) Part(j26 int) {
 	scratch := r29.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.net_block_3_masked_attention_1_2_attn_1[0][8*j26][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][8*j26][0][0])
+		ocannlReduce22AVX512(&scratch.net_block_3_masked_attention_1_2_attn_1[0][8*j26][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][8*j26][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.net_block_3_masked_attention_1_2_attn_1[0][8*j26][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][8*j26][0][0])
+		ocannlReduce22AVX2(&scratch.net_block_3_masked_attention_1_2_attn_1[0][8*j26][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][8*j26][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {

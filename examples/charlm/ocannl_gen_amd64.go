@@ -166,7 +166,7 @@ func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 768 elements: c = add(x0,mul(x1,x2)).
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(x0,mul(x1,x2)).
 //
 //go:noescape
 func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
@@ -261,7 +261,7 @@ func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 768 elements: c += x0.
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 12288 elements: c += x0.
 //
 //go:noescape
 func ocannlMap28AVX512(c *float32, x0 *float32)
@@ -276,7 +276,7 @@ func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap30AVX512(c *float32, x0 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,x1),0).
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 32768 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
@@ -381,95 +381,110 @@ func ocannlReduce0AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce1AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce2AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 64 elements.
+// ocannlReduce2AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 512 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce2AVX512(c *float32, x0 *float32)
 
-// ocannlReduce3AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 64 elements.
+// ocannlReduce3AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 512 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce3AVX512(c *float32, x0 *float32)
 
-// ocannlReduce4AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max add(x0,x1), 16 rows of 128 elements.
+// ocannlReduce4AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce4AVX512(c *float32, x0 *float32)
 
-// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 128 elements.
+// ocannlReduce5AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max add(x0,x1), 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce5AVX512(c *float32, x0 *float32)
+func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce6AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1024 elements.
+// ocannlReduce6AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce6AVX512(c *float32, x0 *float32)
 
-// ocannlReduce7AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 128 elements.
+// ocannlReduce7AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1024 elements.
 //
 //go:noescape
 func ocannlReduce7AVX512(c *float32, x0 *float32)
 
-// ocannlReduce8AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,128), 16 rows of 128 elements.
+// ocannlReduce8AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlReduce8AVX512(c *float32, x0 *float32)
 
-// ocannlReduce9AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 128 elements.
+// ocannlReduce9AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,128), 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce9AVX512(c *float32, x0 *float32)
+func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlReduce10AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 96 elements.
+// ocannlReduce10AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce10AVX512(c *float32, x0 *float32)
 
-// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 96 elements.
+// ocannlReduce11AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
+func ocannlReduce11AVX512(c *float32, x0 *float32)
 
-// ocannlReduce12AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 96 elements.
+// ocannlReduce12AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlReduce13AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 96 elements.
+// ocannlReduce13AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce13AVX512(c *float32, x0 *float32)
+func ocannlReduce13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce14AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce14AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce14AVX512(c *float32, x0 *float32)
 
-// ocannlReduce15AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 64 elements.
+// ocannlReduce15AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce15AVX512(c *float32, x0 *float32)
 
-// ocannlReduce16AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 64 elements.
+// ocannlReduce16AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 512 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce16AVX512(c *float32, x0 *float32)
+func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce17AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,64), 32 rows of 64 elements.
+// ocannlReduce17AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 512 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce17AVX512(c *float32, x0 *float32)
 
-// ocannlReduce18AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 768 elements.
+// ocannlReduce18AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,64), 512 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce18AVX512(c *float32, x0 *float32)
+func ocannlReduce18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce19AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 96 elements.
+// ocannlReduce19AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 768 elements.
 //
 //go:noescape
 func ocannlReduce19AVX512(c *float32, x0 *float32)
+
+// ocannlReduce20AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float32, x0 *float32)
+
+// ocannlReduce21AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce21AVX512(c *float32, x0 *float32)
+
+// ocannlReduce22AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce22AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
@@ -626,7 +641,7 @@ func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 768 elements: c = add(x0,mul(x1,x2)).
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(x0,mul(x1,x2)).
 //
 //go:noescape
 func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
@@ -726,7 +741,7 @@ func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 768 elements: c += x0.
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 12288 elements: c += x0.
 //
 //go:noescape
 func ocannlMap28AVX2(c *float32, x0 *float32)
@@ -741,7 +756,7 @@ func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap30AVX2(c *float32, x0 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,x1),0).
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 32768 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
@@ -846,95 +861,110 @@ func ocannlReduce0AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce1AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce2AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 64 elements.
+// ocannlReduce2AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 512 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce2AVX2(c *float32, x0 *float32)
 
-// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 64 elements.
+// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 512 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
 
-// ocannlReduce4AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max add(x0,x1), 16 rows of 128 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32)
 
-// ocannlReduce5AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 128 elements.
+// ocannlReduce5AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max add(x0,x1), 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce5AVX2(c *float32, x0 *float32)
+func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1024 elements.
+// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 128 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1024 elements.
 //
 //go:noescape
 func ocannlReduce7AVX2(c *float32, x0 *float32)
 
-// ocannlReduce8AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,128), 16 rows of 128 elements.
+// ocannlReduce8AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlReduce8AVX2(c *float32, x0 *float32)
 
-// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 128 elements.
+// ocannlReduce9AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,128), 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlReduce10AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 96 elements.
+// ocannlReduce10AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 16 rows of 96 elements.
+// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
+func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 96 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(mul(x1,sub(x2,x3)),mul(x4,x4)),-1)), 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 96 elements.
+// ocannlReduce13AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,sub(x1,x2)), 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float32, x0 *float32)
+func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce14AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce14AVX2(c *float32, x0 *float32)
 
-// ocannlReduce15AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 64 elements.
+// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 64 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 512 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce17AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,64), 32 rows of 64 elements.
+// ocannlReduce17AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 512 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce17AVX2(c *float32, x0 *float32)
 
-// ocannlReduce18AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 768 elements.
+// ocannlReduce18AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,64), 512 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce18AVX2(c *float32, x0 *float32)
+func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce19AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 96 elements.
+// ocannlReduce19AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 768 elements.
 //
 //go:noescape
 func ocannlReduce19AVX2(c *float32, x0 *float32)
+
+// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce20AVX2(c *float32, x0 *float32)
+
+// ocannlReduce21AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce21AVX2(c *float32, x0 *float32)
+
+// ocannlReduce22AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce22AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

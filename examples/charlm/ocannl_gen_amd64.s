@@ -11312,7 +11312,7 @@ TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+16(SB), Z1
 	VBROADCASTSS (BX), Z3
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -11329,9 +11329,8 @@ e2:
 	ADDQ      $+64, DX
 	DECQ      SI
 	JNZ       e2
-	ADDQ      $+65280, AX
-	ADDQ      $-256, CX
-	ADDQ      $+65280, DX
+	ADDQ      $+768, AX
+	ADDQ      $+768, DX
 	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
@@ -11358,7 +11357,7 @@ TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlMap6AVX512Consts<>+320(SB), Z10
 	VBROADCASTSS ocannlMap6AVX512Consts<>+352(SB), Z11
 	VBROADCASTSS ocannlMap6AVX512Consts<>+384(SB), Z12
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000200, BX
 
 row1:
 	VBROADCASTSS (DX), Z13
@@ -11525,7 +11524,7 @@ TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000200, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -11554,12 +11553,9 @@ TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000300, SI
 
-row1:
-	MOVQ $0x00000030, DI
-
-e2:
+e1:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMOVUPS (BX), Z2
@@ -11570,14 +11566,8 @@ e2:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	ADDQ    $+64, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+21504, AX
-	ADDQ    $+21504, CX
-	ADDQ    $+21504, DX
-	ADDQ    $+21504, BX
 	DECQ    SI
-	JNZ     row1
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -11937,7 +11927,7 @@ TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000080, DI
 
 row1:
 	MOVQ $0x00000006, R8
@@ -11958,11 +11948,7 @@ e2:
 	ADDQ    $+64, SI
 	DECQ    R8
 	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+24192, DX
 	ADDQ    $-384, BX
-	ADDQ    $+24192, SI
 	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
@@ -12311,7 +12297,7 @@ TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	VBROADCASTSS (DX), Z1
@@ -12386,7 +12372,7 @@ TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	MOVQ $0x00000006, SI
@@ -12439,7 +12425,7 @@ TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -12457,10 +12443,8 @@ e2:
 	ADDQ    $+64, DX
 	DECQ    DI
 	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+256, CX
-	ADDQ    $+24192, DX
-	ADDQ    $+256, BX
+	ADDQ    $+4, CX
+	ADDQ    $+4, BX
 	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
@@ -12475,7 +12459,7 @@ TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -12493,10 +12477,8 @@ e2:
 	ADDQ    $+64, CX
 	DECQ    DI
 	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+256, DX
-	ADDQ    $+256, BX
+	ADDQ    $+4, DX
+	ADDQ    $+4, BX
 	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
@@ -12914,24 +12896,17 @@ TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000300, DX
 
-row1:
-	MOVQ $0x00000030, BX
-
-e2:
+e1:
 	VMOVUPS (CX), Z0
 	VMOVUPS (AX), Z1
 	VADDPS  Z1, Z0, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+21504, AX
-	ADDQ    $+21504, CX
 	DECQ    DX
-	JNZ     row1
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -12943,7 +12918,7 @@ TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000200, BX
 
 row1:
 	VBROADCASTSS (DX), Z1
@@ -12971,7 +12946,7 @@ TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -12998,7 +12973,7 @@ TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000800, BX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -13040,7 +13015,7 @@ TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, SI
+	MOVQ         $0x00000200, SI
 
 row1:
 	VBROADCASTSS (DX), Z2
@@ -14065,7 +14040,7 @@ TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+32(SB), Z0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VMOVUPS    (CX), Z0
@@ -14132,7 +14107,7 @@ TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -14160,9 +14135,47 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+384, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14278,9 +14291,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -14323,9 +14336,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// func ocannlReduce7AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -14366,9 +14379,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX512(c *float32, x0 *float32)
+// func ocannlReduce8AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -14411,9 +14424,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14586,9 +14599,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// func ocannlReduce10AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -14624,9 +14637,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX512(c *float32, x0 *float32)
+// func ocannlReduce11AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -14671,9 +14684,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
+// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-48
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14682,7 +14695,7 @@ TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-48
 	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+40(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000010, R8
+	MOVQ         $0x00000080, R8
 
 row1:
 	VBROADCASTSS (SI), Z1
@@ -14757,19 +14770,19 @@ row1:
 	VBROADCASTSS (AX), Z2
 	VADDPS       Z1, Z2, Z1
 	VMOVSS       X1, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+24576, CX
-	ADDQ         $+24576, BX
-	ADDQ         $+256, SI
-	ADDQ         $+256, DI
+	ADDQ         $+4, AX
+	ADDQ         $+384, CX
+	ADDQ         $+384, BX
+	ADDQ         $+4, SI
+	ADDQ         $+4, DI
 	DECQ         R8
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14842,13 +14855,13 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -14873,16 +14886,16 @@ row1:
 	VBROADCASTSS (AX), Z1
 	VSUBPS       Z0, Z1, Z0
 	VMOVSS       X0, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+24576, CX
+	ADDQ         $+4, AX
+	ADDQ         $+384, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -14918,16 +14931,16 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+40(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000020, SI
+	MOVQ         $0x00000200, SI
 
 row1:
 	VBROADCASTSS (BX), Z1
@@ -14978,13 +14991,13 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX512(c *float32, x0 *float32)
+// func ocannlReduce17AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -15012,9 +15025,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15023,7 +15036,7 @@ TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+28(SB), Z2
 	VBROADCASTSS ocannlConst32<>+36(SB), Z3
-	MOVQ         $0x00000020, SI
+	MOVQ         $0x00000200, SI
 
 row1:
 	VBROADCASTSS (DX), Z3
@@ -15113,9 +15126,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// func ocannlReduce19AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -15151,9 +15164,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX512(c *float32, x0 *float32)
+// func ocannlReduce20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -15184,6 +15197,107 @@ row1:
 	VMOVSS       X0, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+384, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+32(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    64(CX), Z1
+	VMOVUPS    128(CX), Z2
+	VMOVUPS    192(CX), Z3
+	VMAXPS     Z1, Z0, Z4
+	VMAXPS     Z0, Z1, Z5
+	VCMPPS     $0x03, Z1, Z0, K1
+	VADDPS     Z1, Z0, Z0
+	VPANDD     Z5, Z4, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMAXPS     Z3, Z2, Z0
+	VMAXPS     Z2, Z3, Z4
+	VCMPPS     $0x03, Z3, Z2, K1
+	VADDPS     Z3, Z2, Z2
+	VPANDD     Z4, Z0, Z0
+	VBLENDMPS  Z2, Z0, K1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0x4e, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0xb1, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMOVSS     X1, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+256, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -20428,7 +20542,7 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+16(SB), Y1
 	VBROADCASTSS (BX), Y2
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000008, SI
@@ -20445,9 +20559,8 @@ e2:
 	ADDQ      $+32, DX
 	DECQ      SI
 	JNZ       e2
-	ADDQ      $+65280, AX
-	ADDQ      $-256, CX
-	ADDQ      $+65280, DX
+	ADDQ      $+768, AX
+	ADDQ      $+768, DX
 	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
@@ -20461,7 +20574,7 @@ TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000200, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -20630,7 +20743,7 @@ TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000200, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -20659,12 +20772,9 @@ TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000600, SI
 
-row1:
-	MOVQ $0x00000060, DI
-
-e2:
+e1:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMOVUPS (BX), Y2
@@ -20675,14 +20785,8 @@ e2:
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
 	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+21504, AX
-	ADDQ    $+21504, CX
-	ADDQ    $+21504, DX
-	ADDQ    $+21504, BX
 	DECQ    SI
-	JNZ     row1
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -21018,7 +21122,7 @@ TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DI
+	MOVQ         $0x00000080, DI
 
 row1:
 	MOVQ $0x0000000c, R8
@@ -21039,11 +21143,7 @@ e2:
 	ADDQ    $+32, SI
 	DECQ    R8
 	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+24192, DX
 	ADDQ    $-384, BX
-	ADDQ    $+24192, SI
 	DECQ    DI
 	JNZ     row1
 	VZEROUPPER
@@ -21566,7 +21666,7 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	VBROADCASTSS (DX), Y1
@@ -21641,7 +21741,7 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, BX
+	MOVQ         $0x00000080, BX
 
 row1:
 	MOVQ $0x0000000c, SI
@@ -21694,7 +21794,7 @@ TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -21712,10 +21812,8 @@ e2:
 	ADDQ    $+32, DX
 	DECQ    DI
 	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+256, CX
-	ADDQ    $+24192, DX
-	ADDQ    $+256, BX
+	ADDQ    $+4, CX
+	ADDQ    $+4, BX
 	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
@@ -21730,7 +21828,7 @@ TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -21748,10 +21846,8 @@ e2:
 	ADDQ    $+32, CX
 	DECQ    DI
 	JNZ     e2
-	ADDQ    $+24192, AX
-	ADDQ    $+24192, CX
-	ADDQ    $+256, DX
-	ADDQ    $+256, BX
+	ADDQ    $+4, DX
+	ADDQ    $+4, BX
 	DECQ    SI
 	JNZ     row1
 	VZEROUPPER
@@ -22144,24 +22240,17 @@ TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000600, DX
 
-row1:
-	MOVQ $0x00000060, BX
-
-e2:
+e1:
 	VMOVUPS (CX), Y0
 	VMOVUPS (AX), Y1
 	VADDPS  Y1, Y0, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+21504, AX
-	ADDQ    $+21504, CX
 	DECQ    DX
-	JNZ     row1
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -22173,7 +22262,7 @@ TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000200, BX
 
 row1:
 	VBROADCASTSS (DX), Y1
@@ -22201,7 +22290,7 @@ TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -22228,7 +22317,7 @@ TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00001000, BX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -22270,7 +22359,7 @@ TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, SI
+	MOVQ         $0x00000200, SI
 
 row1:
 	VBROADCASTSS (DX), Y2
@@ -23288,7 +23377,7 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+32(SB), Y0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -23369,7 +23458,7 @@ TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -23406,9 +23495,57 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000002, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-384, CX
+	ADDQ         $+4, AX
+	ADDQ         $+384, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23512,9 +23649,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23560,9 +23697,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23601,9 +23738,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23649,9 +23786,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23733,9 +23870,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23771,9 +23908,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23809,9 +23946,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32, x4 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-48
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-48
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23820,7 +23957,7 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-48
 	MOVQ         x4+40(FP), DI
 	VBROADCASTSS ocannlConst32<>+40(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000010, R8
+	MOVQ         $0x00000080, R8
 
 row1:
 	VBROADCASTSS (SI), Y1
@@ -23927,19 +24064,19 @@ grp2:
 	ADDQ         $-384, CX
 	ADDQ         $-384, DX
 	ADDQ         $-384, BX
-	ADDQ         $+256, AX
-	ADDQ         $+24576, CX
-	ADDQ         $+24576, BX
-	ADDQ         $+256, SI
-	ADDQ         $+256, DI
+	ADDQ         $+4, AX
+	ADDQ         $+384, CX
+	ADDQ         $+384, BX
+	ADDQ         $+4, SI
+	ADDQ         $+4, DI
 	DECQ         R8
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23994,13 +24131,13 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000080, DX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -24035,16 +24172,16 @@ grp2:
 	VSUBPS       X0, X1, X0
 	VMOVSS       X0, (AX)
 	ADDQ         $-384, CX
-	ADDQ         $+256, AX
-	ADDQ         $+24576, CX
+	ADDQ         $+4, AX
+	ADDQ         $+384, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -24080,16 +24217,16 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+40(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000020, SI
+	MOVQ         $0x00000200, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -24172,13 +24309,13 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000200, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -24215,9 +24352,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24226,7 +24363,7 @@ TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+28(SB), Y2
 	VBROADCASTSS ocannlConst32<>+36(SB), Y3
-	MOVQ         $0x00000020, SI
+	MOVQ         $0x00000200, SI
 
 row1:
 	VBROADCASTSS (DX), Y3
@@ -24291,9 +24428,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -24329,9 +24466,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -24372,6 +24509,130 @@ grp2:
 	ADDQ         $-384, CX
 	ADDQ         $+4, AX
 	ADDQ         $+384, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+32(SB), Y0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	ADDQ         $+128, CX
+	VMOVUPS      (CX), Y4
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMAXPS       Y4, Y1, Y5
+	VMAXPS       Y1, Y4, Y6
+	VCMPPS       $0x03, Y4, Y1, Y4
+	VANDPS       Y6, Y5, Y1
+	VORPS        Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMAXPS       Y4, Y2, Y5
+	VMAXPS       Y2, Y4, Y6
+	VCMPPS       $0x03, Y4, Y2, Y4
+	VANDPS       Y6, Y5, Y2
+	VORPS        Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMAXPS       Y4, Y3, Y5
+	VMAXPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VANDPS       Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
+	ADDQ         $+128, CX
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	ADDQ         $+128, CX
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER

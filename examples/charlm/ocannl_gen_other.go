@@ -600,12 +600,12 @@ func ocannlReduce3AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX512(c, x0, x1 *float32) {
+func ocannlReduce4AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
 }
 
 // ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce5AVX512(c, x0 *float32) {
+func ocannlReduce5AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
 }
 
@@ -620,12 +620,12 @@ func ocannlReduce7AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlReduce8AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
 }
 
 // ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX512(c, x0 *float32) {
+func ocannlReduce9AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
 }
 
@@ -635,17 +635,17 @@ func ocannlReduce10AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX512(c, x0, x1, x2, x3, x4 *float32) {
+func ocannlReduce11AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
 }
 
 // ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce12AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce12AVX512(c, x0, x1, x2, x3, x4 *float32) {
 	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
 }
 
 // ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX512(c, x0 *float32) {
+func ocannlReduce13AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
 }
 
@@ -655,28 +655,43 @@ func ocannlReduce14AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce15AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
 }
 
 // ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX512(c, x0 *float32) {
+func ocannlReduce16AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
 }
 
 // ocannlReduce17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce17AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce17AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce17AVX512 called without assembly")
 }
 
 // ocannlReduce18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce18AVX512(c, x0 *float32) {
+func ocannlReduce18AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce18AVX512 called without assembly")
 }
 
 // ocannlReduce19AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce19AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce19AVX512 called without assembly")
+}
+
+// ocannlReduce20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce20AVX512 called without assembly")
+}
+
+// ocannlReduce21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce21AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce21AVX512 called without assembly")
+}
+
+// ocannlReduce22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce22AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce22AVX512 called without assembly")
 }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
@@ -694,12 +709,12 @@ func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 cal
 func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
-}
+func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
+func ocannlReduce5AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
+}
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
@@ -708,12 +723,12 @@ func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 cal
 func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
-}
+func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+func ocannlReduce9AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+}
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce10AVX2(c, x0 *float32) {
@@ -721,17 +736,17 @@ func ocannlReduce10AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0, x1, x2, x3, x4 *float32) {
+func ocannlReduce11AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
 // ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce12AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce12AVX2(c, x0, x1, x2, x3, x4 *float32) {
 	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0 *float32) {
+func ocannlReduce13AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
@@ -741,28 +756,43 @@ func ocannlReduce14AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce15AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float32) {
+func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
 // ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce17AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce17AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
 }
 
 // ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce18AVX2(c, x0 *float32) {
+func ocannlReduce18AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
 }
 
 // ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce19AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
+}
+
+// ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
+}
+
+// ocannlReduce21AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce21AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce21AVX2 called without assembly")
+}
+
+// ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce22AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

@@ -296,7 +296,7 @@ func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap26AVX512(c *float32, x0 *float32)
 
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
@@ -371,22 +371,22 @@ func ocannlMap40AVX512(c *float32)
 //go:noescape
 func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 64 elements.
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce0AVX512(c *float32, x0 *float32)
 
-// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 8 rows of 64 elements.
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce1AVX512(c *float32, x0 *float32)
 
-// ocannlReduce2AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 16 elements.
+// ocannlReduce2AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce2AVX512(c *float32, x0 *float32)
 
-// ocannlReduce3AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 16 elements.
+// ocannlReduce3AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce3AVX512(c *float32, x0 *float32)
@@ -426,7 +426,7 @@ func ocannlReduce9AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce10AVX512(c *float32, x0 *float32)
 
-// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 64 elements.
+// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
@@ -436,7 +436,7 @@ func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce13AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 64 elements.
+// ocannlReduce13AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce13AVX512(c *float32, x0 *float32)
@@ -446,17 +446,17 @@ func ocannlReduce13AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce14AVX512(c *float32, x0 *float32)
 
-// ocannlReduce15AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 16 elements.
+// ocannlReduce15AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce16AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 16 elements.
+// ocannlReduce16AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce16AVX512(c *float32, x0 *float32)
 
-// ocannlReduce17AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,16), 8 rows of 16 elements.
+// ocannlReduce17AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,16), 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
@@ -796,7 +796,7 @@ func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap26AVX2(c *float32, x0 *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
@@ -871,22 +871,22 @@ func ocannlMap40AVX2(c *float32)
 //go:noescape
 func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 64 elements.
+// ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce0AVX2(c *float32, x0 *float32)
 
-// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 8 rows of 64 elements.
+// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce1AVX2(c *float32, x0 *float32)
 
-// ocannlReduce2AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 16 elements.
+// ocannlReduce2AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce2AVX2(c *float32, x0 *float32)
 
-// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 16 elements.
+// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
@@ -926,7 +926,7 @@ func ocannlReduce9AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 64 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
@@ -936,7 +936,7 @@ func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 64 elements.
+// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce13AVX2(c *float32, x0 *float32)
@@ -946,17 +946,17 @@ func ocannlReduce13AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce14AVX2(c *float32, x0 *float32)
 
-// ocannlReduce15AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 16 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 16 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce16AVX2(c *float32, x0 *float32)
 
-// ocannlReduce17AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,16), 8 rows of 16 elements.
+// ocannlReduce17AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,16), 64 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)

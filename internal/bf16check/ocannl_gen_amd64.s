@@ -4611,7 +4611,7 @@ TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000010, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -4641,7 +4641,7 @@ TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, DI
+	MOVQ         $0x00000010, DI
 
 row1:
 	VBROADCASTSS (BX), Z0
@@ -4720,7 +4720,7 @@ TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlMap4AVX512Consts<>+320(SB), Z10
 	VBROADCASTSS ocannlMap4AVX512Consts<>+352(SB), Z11
 	VBROADCASTSS ocannlMap4AVX512Consts<>+384(SB), Z12
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (DX), Z13
@@ -4882,7 +4882,7 @@ TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -5228,7 +5228,7 @@ TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000010, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -5258,7 +5258,7 @@ TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, SI
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -5498,7 +5498,7 @@ TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -5596,7 +5596,7 @@ TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -5618,7 +5618,7 @@ TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -5660,7 +5660,7 @@ TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000200, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (DX), Z2
@@ -6151,7 +6151,7 @@ TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -6172,8 +6172,8 @@ row1:
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
 	VADDPS       Z0, Z1, Z0
 	VMOVSS       X0, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -6185,7 +6185,7 @@ TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -6214,8 +6214,8 @@ row1:
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
 	VADDPS       Z0, Z1, Z0
 	VMOVSS       X0, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -6227,7 +6227,7 @@ TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Z0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VMOVUPS    (CX), Z0
@@ -6260,8 +6260,8 @@ row1:
 	VPANDD     Z3, Z2, Z1
 	VBLENDMPS  Z0, Z1, K1, Z1
 	VMOVSS     X1, (AX)
-	ADDQ       $+256, AX
-	ADDQ       $+4096, CX
+	ADDQ       $+4, AX
+	ADDQ       $+64, CX
 	DECQ       DX
 	JNZ        row1
 	VZEROUPPER
@@ -6273,7 +6273,7 @@ TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -6288,8 +6288,8 @@ row1:
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
 	VADDPS       Z0, Z1, Z0
 	VMOVSS       X0, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -6595,7 +6595,7 @@ TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+28(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000008, SI
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (BX), Z1
@@ -6637,10 +6637,10 @@ row1:
 	VBROADCASTSS (AX), Z2
 	VADDPS       Z1, Z2, Z1
 	VMOVSS       X1, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
-	ADDQ         $+4096, DX
-	ADDQ         $+64, BX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
@@ -6696,7 +6696,7 @@ TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -6717,8 +6717,8 @@ row1:
 	VBROADCASTSS (AX), Z1
 	VSUBPS       Z0, Z1, Z0
 	VMOVSS       X0, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -6771,7 +6771,7 @@ TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+28(SB), Z0
 	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	MOVQ         $0x00000008, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (BX), Z1
@@ -6792,10 +6792,10 @@ row1:
 	VBROADCASTSS (AX), Z2
 	VADDPS       Z1, Z2, Z1
 	VMOVSS       X1, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
-	ADDQ         $+4096, DX
-	ADDQ         $+256, BX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
+	ADDQ         $+64, DX
+	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
@@ -6807,7 +6807,7 @@ TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VMOVUPS      (CX), Z0
@@ -6822,8 +6822,8 @@ row1:
 	VBROADCASTSS (AX), Z1
 	VSUBPS       Z0, Z1, Z0
 	VMOVSS       X0, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -6840,7 +6840,7 @@ TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS ocannlConst32<>+12(SB), Z2
 	VBROADCASTSS ocannlConst32<>+24(SB), Z3
-	MOVQ         $0x00000008, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (DX), Z3
@@ -6886,9 +6886,9 @@ row1:
 	VPORD        Z8, Z7, Z6
 	VBLENDMPS    Z3, Z6, K1, Z6
 	VMOVSS       X6, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
-	ADDQ         $+256, DX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
+	ADDQ         $+4, DX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
@@ -12515,7 +12515,7 @@ TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000010, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -12545,7 +12545,7 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DI
+	MOVQ         $0x00000010, DI
 
 row1:
 	VBROADCASTSS (BX), Y0
@@ -12616,7 +12616,7 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -12785,7 +12785,7 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -13310,7 +13310,7 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000010, BX
 
 row1:
 	MOVQ $0x00000008, SI
@@ -13340,7 +13340,7 @@ TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, SI
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -13580,7 +13580,7 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -13683,7 +13683,7 @@ TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -13710,7 +13710,7 @@ TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000080, BX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -13752,7 +13752,7 @@ TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (DX), Y2
@@ -14245,7 +14245,7 @@ TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -14275,8 +14275,8 @@ row1:
 	VADDPS       X0, X1, X0
 	VMOVSS       X0, (AX)
 	ADDQ         $-256, CX
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -14288,7 +14288,7 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -14334,8 +14334,8 @@ row1:
 	VADDPS       X0, X1, X0
 	VMOVSS       X0, (AX)
 	ADDQ         $-256, CX
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -14347,7 +14347,7 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -14376,8 +14376,8 @@ row1:
 	VANDPS       X3, X2, X1
 	VORPS        X0, X1, X1
 	VMOVSS       X1, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -14389,7 +14389,7 @@ TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -14404,8 +14404,8 @@ row1:
 	VMOVSS       ocannlConst32<>+0(SB), X1
 	VADDPS       X0, X1, X0
 	VMOVSS       X0, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -14726,7 +14726,7 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000008, SI
+	MOVQ         $0x00000010, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -14800,10 +14800,10 @@ row1:
 	VMOVSS       X1, (AX)
 	ADDQ         $-256, CX
 	ADDQ         $-256, DX
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
-	ADDQ         $+4096, DX
-	ADDQ         $+64, BX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
@@ -14864,7 +14864,7 @@ TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -14894,8 +14894,8 @@ row1:
 	VSUBPS       X0, X1, X0
 	VMOVSS       X0, (AX)
 	ADDQ         $-256, CX
-	ADDQ         $+64, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -14948,7 +14948,7 @@ TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
-	MOVQ         $0x00000008, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -14974,10 +14974,10 @@ row1:
 	VMOVSS       (AX), X2
 	VADDPS       X1, X2, X1
 	VMOVSS       X1, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
-	ADDQ         $+4096, DX
-	ADDQ         $+256, BX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
+	ADDQ         $+64, DX
+	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
@@ -14989,7 +14989,7 @@ TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000008, DX
+	MOVQ         $0x00000040, DX
 
 row1:
 	VMOVUPS      (CX), Y0
@@ -15004,8 +15004,8 @@ row1:
 	VMOVSS       (AX), X1
 	VSUBPS       X0, X1, X0
 	VMOVSS       X0, (AX)
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -15022,7 +15022,7 @@ TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS ocannlConst32<>+12(SB), Y2
 	VBROADCASTSS ocannlConst32<>+24(SB), Y3
-	MOVQ         $0x00000008, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (DX), Y3
@@ -15074,9 +15074,9 @@ row1:
 	VMOVSS       X4, (AX)
 	ADDQ         $-64, CX
 	ADDQ         $-64, BX
-	ADDQ         $+256, AX
-	ADDQ         $+4096, CX
-	ADDQ         $+256, DX
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
+	ADDQ         $+4, DX
 	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
