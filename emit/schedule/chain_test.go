@@ -75,10 +75,11 @@ func TestChainAdmits(t *testing.T) {
 	}
 }
 
-// TestAttach: Attach records the emitter's chains and its joined splits,
-// and reports a split that differs from the schedule's, and a nest the
-// schedule splits that the emitter kept serial.
-func TestAttach(t *testing.T) {
+// attachPlan returns a function planning, afresh each call, a product
+// and its relu (the product split, the relu serial) with both tiers, in
+// a model's kernel with a scratch.
+func attachPlan(t *testing.T) func() *Schedule {
+	t.Helper()
 	res, err := pipeline.Compile("input x : 16 | 784 = range\ninput w : 784 -> 128 = range\nlet h = w * x\nlet y = relu h", pipeline.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -87,9 +88,16 @@ func TestAttach(t *testing.T) {
 	for _, n := range res.Loops.Graph.Named {
 		keep[n.Tensor] = true
 	}
-	plan := func() *Schedule {
+	return func() *Schedule {
 		return Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true, Model: true, Scratch: true, Keep: keep})
 	}
+}
+
+// TestAttach: Attach records the emitter's chains and its joined splits,
+// and reports a split that differs from the schedule's, and a nest the
+// schedule splits that the emitter kept serial.
+func TestAttach(t *testing.T) {
+	plan := attachPlan(t)
 	s := plan()
 	var prod, relu *Nest
 	for i := range s.Nests {
@@ -184,24 +192,18 @@ func TestRejoinSplit(t *testing.T) {
 // instead of SplitLoop's (Rechained) is no disagreement; its split is
 // recorded.
 func TestAttachRechained(t *testing.T) {
-	res, err := pipeline.Compile("input x : 16 | 784 = range\ninput w : 784 -> 128 = range\nlet h = w * x\nlet y = relu h", pipeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keep := map[int]bool{}
-	for _, n := range res.Loops.Graph.Named {
-		keep[n.Tensor] = true
-	}
-	s := Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true, Model: true, Scratch: true, Keep: keep})
-	var prod *Nest
-	for i := range s.Nests {
-		if s.Nests[i].Kernel.Family == Contraction {
-			prod = &s.Nests[i]
+	plan := attachPlan(t)
+	product := func(s *Schedule) *Nest {
+		for i := range s.Nests {
+			if s.Nests[i].Kernel.Family == Contraction && s.Nests[i].Split != nil {
+				return &s.Nests[i]
+			}
 		}
-	}
-	if prod == nil || prod.Split == nil {
 		t.Fatalf("want a split product:\n%s", s)
+		return nil
 	}
+	s := plan()
+	prod := product(s)
 	var other *loopir.For
 	for _, l := range prod.Loops {
 		if l.Var != prod.Split.Var {
@@ -213,12 +215,8 @@ func TestAttachRechained(t *testing.T) {
 	if err := s.Attach([]*Unit{u}, nil); err == nil {
 		t.Error("a different split without Rechained is no disagreement")
 	}
-	s = Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true, Model: true, Scratch: true, Keep: keep})
-	for i := range s.Nests {
-		if s.Nests[i].Kernel.Family == Contraction {
-			prod = &s.Nests[i]
-		}
-	}
+	s = plan()
+	prod = product(s)
 	u.Rechained = true
 	if err := s.Attach([]*Unit{u}, nil); err != nil {
 		t.Fatal(err)
