@@ -241,11 +241,6 @@ func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX512 runs a float32 dot kernel, M=32 N=16 K=48 (4x4 tile); strides C 16,1 A 16,1 B 1,144.
-//
-//go:noescape
-func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm47AVX512 runs a float32 dot kernel, M=16 N=32 K=16 (4x4 tile); strides C 32,1 A 32,1 B 1,16.
 //
 //go:noescape
@@ -256,11 +251,6 @@ func ocannlGemm47AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm48AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX512 runs a float32 dot kernel, M=16 N=32 K=96 (4x4 tile); strides C 32,1 A 32,1 B 1,288.
-//
-//go:noescape
-func ocannlGemm49AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm50AVX512 runs a float32 dot kernel, M=8 N=64 K=32 (4x4 tile); strides C 64,1 A 64,1 B 1,32.
 //
 //go:noescape
@@ -270,11 +260,6 @@ func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm52AVX512 runs a float32 dot kernel, M=8 N=64 K=192 (4x4 tile); strides C 64,1 A 64,1 B 1,576.
-//
-//go:noescape
-func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm53AVX512 runs a float32 dot kernel, M=32 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
 //
@@ -290,11 +275,6 @@ func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm55AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm56AVX512 runs a float32 broadcast kernel, M=8 N=192 K=64 (14x32 tile); strides C 704,1 A 512,1 B 576,1.
-//
-//go:noescape
-func ocannlGemm56AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm57AVX512 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (14x32 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
 //
@@ -321,11 +301,6 @@ func ocannlGemm60AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm61AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm62AVX512 runs a float32 broadcast kernel, M=16 N=96 K=32 (8x48 tile); strides C 608,1 A 512,1 B 288,1.
-//
-//go:noescape
-func ocannlGemm62AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm63AVX512 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (14x32 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
 //
 //go:noescape
@@ -350,11 +325,6 @@ func ocannlGemm66AVX512(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm68AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (8x48 tile); strides C 560,1 A 512,1 B 144,1.
-//
-//go:noescape
-func ocannlGemm68AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm69AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (8x48 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
 //

@@ -237,11 +237,6 @@ func ocannlGemm45AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm45AVX512 called without assembly")
 }
 
-// ocannlGemm46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm46AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm46AVX512 called without assembly")
-}
-
 // ocannlGemm47AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm47AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm47AVX512 called without assembly")
@@ -252,11 +247,6 @@ func ocannlGemm48AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm48AVX512 called without assembly")
 }
 
-// ocannlGemm49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm49AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm49AVX512 called without assembly")
-}
-
 // ocannlGemm50AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm50AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm50AVX512 called without assembly")
@@ -265,11 +255,6 @@ func ocannlGemm50AVX512(c, a, b *float32) {
 // ocannlGemm51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm51AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm51AVX512 called without assembly")
-}
-
-// ocannlGemm52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm52AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm52AVX512 called without assembly")
 }
 
 // ocannlGemm53AVX512 stands in for the assembly kernel; it is never called.
@@ -285,11 +270,6 @@ func ocannlGemm54AVX512(c, a, b *float32) {
 // ocannlGemm55AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm55AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm55AVX512 called without assembly")
-}
-
-// ocannlGemm56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm56AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm56AVX512 called without assembly")
 }
 
 // ocannlGemm57AVX512 stands in for the assembly kernel; it is never called.
@@ -317,11 +297,6 @@ func ocannlGemm61AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm61AVX512 called without assembly")
 }
 
-// ocannlGemm62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm62AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm62AVX512 called without assembly")
-}
-
 // ocannlGemm63AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm63AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm63AVX512 called without assembly")
@@ -345,11 +320,6 @@ func ocannlGemm66AVX512(c, a, b *float32) {
 // ocannlGemm67AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm67AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm67AVX512 called without assembly")
-}
-
-// ocannlGemm68AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm68AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm68AVX512 called without assembly")
 }
 
 // ocannlGemm69AVX512 stands in for the assembly kernel; it is never called.

@@ -43,7 +43,24 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	if k.k.BF16 && k.elem == "float32" {
 		return k.bf16Calls(n, pre)
 	}
+	var wc *winoConv
+	var wg *bf16Gather
+	for _, t := range k.asm.Tiers() {
+		if t.Winograd {
+			wc, wg, _ = k.winoGather(n)
+		}
+	}
 	n = asm.FoldOuter(n, k.p, k.asm.Tiers())
+	for _, t := range k.asm.Tiers() {
+		if t.Winograd && wc == nil {
+			wc, _ = k.winograd(n)
+		}
+	}
+	if wc != nil {
+		n2 := *n
+		n2.Spec.Winograd = true
+		n = &n2
+	}
 	idx := k.asm.Add(n.Spec)
 	var build func(name string, i int) jen.Code
 	build = func(name string, i int) jen.Code {
@@ -65,12 +82,26 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	}
 	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))
+	var kernTiers []asm.Config
 	for i, t := range tiers {
-		if k.asm.KernelIn(idx, t) { // else no kernel in this tier: dispatch skips it
+		switch {
+		case wg != nil && t.Winograd:
+			calls[i] = append(append([]jen.Code(nil), pre...), k.winoGatherCalls(wc, wg, t.Flag())...)
+		case wc != nil && t.Winograd:
+			calls[i] = append(append([]jen.Code(nil), pre...), k.winoCalls(wc, t.Flag())...)
+		case k.asm.KernelIn(idx, t): // else no kernel in this tier: dispatch skips it
 			calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
+			kernTiers = append(kernTiers, t)
 		}
 	}
-	return calls, "// " + n.Spec.Describe(tiers...) + "."
+	note := "// " + n.Spec.Describe(kernTiers...) + "."
+	switch {
+	case wg != nil:
+		note = fmt.Sprintf("// %dx%d input gradient of a 3x3 convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy); %s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, n.Spec.Describe(kernTiers...))
+	case wc != nil:
+		note = fmt.Sprintf("// %dx%d convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); %s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, n.Spec.Describe(kernTiers...))
+	}
+	return calls, note
 }
 
 // asmFillElision finds an operation whose pre-fill with zero an assembly

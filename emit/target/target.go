@@ -259,6 +259,14 @@ type Vector struct {
 	// (12 KiB, four blocks: 160-188); products with K <= 768 keep one
 	// block (docs/benchmarks.md, "The GPT's contractions and optimizer step").
 	DotKCBytes int
+	// Winograd: float32 3x3 stride-1 convolutions of 16k input and
+	// output channels run in rt/wino (F(2x2,3x3): 16 multiplications
+	// per 2x2 output pixels and channel pair instead of 36) instead of
+	// the dot kernel. AVX-512 only (rt/wino's kernels). Measured on
+	// Zen 4: the ResNet-20's three stages ran at 159, 190 and 213
+	// GFLOP/s of direct-convolution flops against the dot kernel's ~100
+	// (docs/benchmarks.md, "Winograd convolutions").
+	Winograd bool
 	// WideTileMinM is the least M for which a broadcast kernel at least
 	// WideNRVec vectors wide takes the WideMR x WideNRVec tile (0: never).
 	// On AVX-512, 6x4 vectors (24 accumulators) load 6 broadcasts and 4 B
@@ -408,7 +416,7 @@ func AVX512() CPU {
 	return CPU{Name: "amd64 AVX-512", Loops: loops(), Parallel: parallel(), Kernels: kernels(),
 		Vector: Vector{Tier: "AVX512", Regs: 32, VecBytes: 64, MR: 14, NRVec: 2, DotMR: 4, DotNR: 4, KCBytes: 32 << 10,
 			Wide: true, Require: []string{"AVX512F", "AVX512VL"},
-			WideTileMinM: 96, WideMR: 6, WideNRVec: 4, PackMTiles: 3, PackMinBBytes: 16 << 10, DotKCBytes: 24 << 10}}
+			WideTileMinM: 96, WideMR: 6, WideNRVec: 4, PackMTiles: 3, PackMinBBytes: 16 << 10, DotKCBytes: 24 << 10, Winograd: true}}
 }
 
 // GPU is the CUDA target: blocks of 256 threads; float32 GEMM tiles of

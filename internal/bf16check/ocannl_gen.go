@@ -8,6 +8,7 @@ import (
 	rt "github.com/ocannlgen/ocannlgen/rt"
 	bf16 "github.com/ocannlgen/ocannlgen/rt/bf16"
 	dist "github.com/ocannlgen/ocannlgen/rt/dist"
+	wino "github.com/ocannlgen/ocannlgen/rt/wino"
 	"io"
 	"math"
 )
@@ -34286,6 +34287,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+	if ocannlAVX512 {
+		wino.Weights(&scratch.pNetConv2d2KernelWino[0], &pNetConv2d2Kernel[0], 16, 16, 144, 48, 16, 1)
+	}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvTrainLossPart1Records.Get()
 	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
@@ -34505,6 +34509,7 @@ type ocannlConvTrainLossScratch struct {
 	train_cross_entropy_1_logp_2   [16][1]float32
 	train_cross_entropy_1_logp_3   [16][1]float32
 	train_1                        [16][10]float32
+	pNetConv2d2KernelWino          [4096]float32
 }
 
 // ocannlConvTrainLossPart0 is the task record of a loop nest of ocannlConvTrainLoss that runs in 8 parts, one
@@ -34567,12 +34572,17 @@ type ocannlConvTrainLossPart1 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvTrainLossPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// float32 dot kernel M=12 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// 12x12 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=12 N=16 K=48x3: AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i1 := range 12 {
-				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
-			}
+			wino.Conv(&scratch.net_conv2d_2_y[i0+2*j19][0][0][0], &scratch.net_conv2d_2_x[i0+2*j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
+				C:    16,
+				H:    12,
+				O:    16,
+				W:    12,
+				XRow: 240,
+				YRow: 192,
+			})
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
@@ -35233,6 +35243,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+	if ocannlAVX512 {
+		wino.Weights(&scratch.pNetConv2d2KernelWino[0], &pNetConv2d2Kernel[0], 16, 16, 144, 48, 16, 1)
+	}
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvBackwardPart1Records.Get()
 	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
@@ -35707,15 +35720,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	rec13 := ocannlConvBackwardPart12Records.Get()
 	rec13.scratch = scratch
 
-	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
-	// 8 parts of i0 on the pool.
-	rec14 := ocannlConvBackwardPart13Records.Get()
-	rec14.pNetConv2d2Kernel = pNetConv2d2Kernel
-	rec14.scratch = scratch
-
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec11, rec12, rec13, rec14)
+	region.RunSeq(8, rec11, rec12, rec13)
 	*rec11 = ocannlConvBackwardPart10{}
 	ocannlConvBackwardPart10Records.Put(rec11)
 	*rec12 = ocannlConvBackwardPart11{}
@@ -35735,6 +35742,17 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 	rec13.scratch = nil
 	ocannlConvBackwardPart12Records.Put(rec13)
+
+	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
+	if ocannlAVX512 {
+		scratch.net_conv2d_1_x_1_gradWinoPad.Copy(&scratch.net_conv2d_1_x_1_grad[0][0][0][0], [4]int{16, 12, 12, 16}, [4]int{0, 2, 2, 0})
+		wino.Weights(&scratch.pNetConv2d2KernelWinoT[0], &pNetConv2d2Kernel[128], 16, 16, 1, -48, -16, 144)
+	}
+	// 8 parts of i0 on the pool.
+	rec14 := ocannlConvBackwardPart13Records.Get()
+	rec14.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec14.scratch = scratch
+	region.Run(rec14, 8)
 	*rec14 = ocannlConvBackwardPart13{}
 	ocannlConvBackwardPart13Records.Put(rec14)
 
@@ -35845,6 +35863,9 @@ type ocannlConvBackwardScratch struct {
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_11 [16][1]float32
+	pNetConv2d2KernelWino             [4096]float32
+	pNetConv2d2KernelWinoT            [4096]float32
+	net_conv2d_1_x_1_gradWinoPad      wino.Padded
 }
 
 // ocannlConvBackwardPart0 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
@@ -35907,12 +35928,17 @@ type ocannlConvBackwardPart1 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvBackwardPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// float32 dot kernel M=12 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// 12x12 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=12 N=16 K=48x3: AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			for i1 := range 12 {
-				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
-			}
+			wino.Conv(&scratch.net_conv2d_2_y[i0+2*j19][0][0][0], &scratch.net_conv2d_2_x[i0+2*j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
+				C:    16,
+				H:    12,
+				O:    16,
+				W:    12,
+				XRow: 240,
+				YRow: 192,
+			})
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
@@ -36443,15 +36469,20 @@ type ocannlConvBackwardPart13 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r25 *ocannlConvBackwardPart13) Part(j52 int) {
 	pNetConv2d2Kernel, scratch := r25.pNetConv2d2Kernel, r25.scratch
-	// float32 broadcast kernel M=12 N=48 K=16: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
+	// 12x12 input gradient of a 3x3 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy); float32 broadcast kernel M=12 N=48 K=16: AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 12 {
-				for i4 := range 3 {
-					ocannlGemm27AVX512(&scratch.net_conv2d_2_x_grad[i0+2*j52][i4][i2][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j52][0][i2][0], &pNetConv2d2Kernel[48*i4])
-				}
-			}
-		}
+		wino.Conv(&scratch.net_conv2d_2_x_grad[2*j52][1][1][0], scratch.net_conv2d_1_x_1_gradWinoPad.At(&scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d2KernelWinoT[0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    12,
+			N:    2,
+			O:    16,
+			W:    12,
+			XImg: 4096,
+			XRow: 256,
+			YImg: 3600,
+			YRow: 240,
+		})
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 12 {

@@ -116,11 +116,6 @@ func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=12 N=16 K=48 (4x4 tile); strides C 16,1 A 16,1 B 1,144.
-//
-//go:noescape
-func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm21AVX512 runs a float32 dot kernel, M=16 N=32 K=48 (4x4 tile); strides C 1152,1 A 3600,1 B 1,144.
 //
 //go:noescape
@@ -150,11 +145,6 @@ func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm27AVX512 runs a float32 broadcast kernel, M=12 N=48 K=16 (8x48 tile); strides C 240,1 A 192,1 B 144,1.
-//
-//go:noescape
-func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm28AVX512 runs a float32 broadcast kernel, M=16 N=48 K=12x12x16 (8x48 tile); strides C 144,1 A 1,16,192,2304 B 16,240,3600,1.
 //

@@ -112,11 +112,6 @@ func ocannlGemm19AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm19AVX512 called without assembly")
 }
 
-// ocannlGemm20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm20AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm20AVX512 called without assembly")
-}
-
 // ocannlGemm21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm21AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm21AVX512 called without assembly")
@@ -145,11 +140,6 @@ func ocannlGemm25AVX512(c, a, b *float32) {
 // ocannlGemm26AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm26AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm26AVX512 called without assembly")
-}
-
-// ocannlGemm27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm27AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm27AVX512 called without assembly")
 }
 
 // ocannlGemm28AVX512 stands in for the assembly kernel; it is never called.

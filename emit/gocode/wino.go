@@ -1,0 +1,268 @@
+package gocode
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/rt/wino"
+)
+
+const winoPath = "github.com/ocannlgen/ocannlgen/rt/wino"
+
+// winoConv is a float32 contraction recognized as a 3x3 stride-1
+// convolution over a padded input, which the AVX-512 tier runs in
+// rt/wino (docs/design.md, "Winograd convolutions").
+type winoConv struct {
+	n    *asm.Nest
+	g    wino.Geom
+	row  *loopir.For // the output row loop, folded into the call
+	cin  int
+	imgs []*loopir.For // the other loops around the call, kept in Go
+}
+
+// winograd recognizes contraction n (a dot kernel after asm.FoldOuter)
+// as one image row of a convolution C[p][q][o] (=|+=) sum over i, j, c
+// of A[p+i][q+j][c] * B[o][i][j][c]: the kernel's rows are q (A's
+// pixels c apart, C's pixels o apart), its reduction (j, c) contiguous
+// in A and B with the kernel row i as K2, and one loop around it, p,
+// moves C by a row and A by AK2. Any other loops around it (the batch)
+// stay Go loops; none may move B. The channels must be multiples of 16,
+// the rows and columns even (wino.Geom.Check), B a parameter no
+// operation of the kernel stores (its transform runs before the loops
+// or the parts), and the kernel must have a scratch struct to hold the
+// transform.
+func (k *kgen) winograd(n *asm.Nest) (*winoConv, bool) {
+	sp := n.Spec
+	if k.elem != "float32" || k.k.BF16 || sp.Kind != asm.Dot || sp.Elem != "float32" || n.OuterReduces {
+		return nil, false
+	}
+	if k.k.Scratch == "" || k.k.PoolScratch || k.free != nil && !k.parPackOK {
+		return nil, false
+	}
+	if max(sp.K2, 1) != 3 || sp.K%3 != 0 || sp.AK != 1 || sp.BK != 1 || sp.CN != 1 || max(sp.K3, 1) != 1 || max(sp.N2, 1) != 1 {
+		return nil, false
+	}
+	cin := sp.K / 3
+	if sp.AM != cin || sp.CM != sp.N || sp.BN != 9*cin || sp.BK2 != 3*cin {
+		return nil, false
+	}
+	if k.p.Tensors[n.B].Kind != inference.Param {
+		return nil, false
+	}
+	strides := map[int]map[int]int{}
+	for _, t := range []int{n.C, n.A, n.B} {
+		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
+		if !ok {
+			return nil, false
+		}
+		strides[t] = st
+	}
+	w := &winoConv{n: n, cin: cin}
+	for _, l := range n.Outer {
+		if l.Extent == 1 {
+			continue
+		}
+		if strides[n.B][l.Var] != 0 {
+			return nil, false
+		}
+		if w.row == nil && strides[n.A][l.Var] == sp.AK2 && strides[n.C][l.Var] >= sp.M*sp.CM {
+			w.row = l
+			continue
+		}
+		w.imgs = append(w.imgs, l)
+	}
+	if w.row == nil {
+		return nil, false
+	}
+	// B's offset may depend on nothing but the part (none: B is a
+	// parameter read whole).
+	for v, s := range strides[n.B] {
+		if s != 0 && !k.free[v] {
+			return nil, false
+		}
+	}
+	w.g = wino.Geom{H: w.row.Extent, W: sp.M, C: cin, O: sp.N, XRow: sp.AK2, YRow: strides[n.C][w.row.Var], Add: !sp.Overwrite}
+	if w.g.Check() != nil {
+		return nil, false
+	}
+	for _, op := range k.p.Ops {
+		for _, s := range op.Body {
+			stored := false
+			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == n.B })
+			if stored {
+				return nil, false
+			}
+		}
+	}
+	return w, true
+}
+
+// winoCalls renders convolution w for the tier: the kernel's transform
+// into a scratch field (before the parts of a parallel nest, else
+// before the loops), then wino.Conv in the loops around the image.
+func (k *kgen) winoCalls(w *winoConv, flag string) []jen.Code {
+	n := w.n
+	if k.scratch == "" {
+		k.scratch = k.names.fresh("scratch")
+	}
+	if k.free != nil {
+		k.partScratch = true
+	}
+	name := k.names.fresh(k.nameBase(n.B) + "Wino")
+	k.bf16Packs = append(k.bf16Packs, jen.Id(name).Index(jen.Lit(wino.WeightsLen(w.g.C, w.g.O))).Float32())
+	field := func() *jen.Statement { return jen.Id(k.scratch).Dot(name) }
+	sp := n.Spec
+	weights := jen.Qual(winoPath, "Weights").Call(jen.Op("&").Add(field()).Index(jen.Lit(0)), jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B])),
+		jen.Lit(w.g.O), jen.Lit(w.g.C), jen.Lit(sp.BN), jen.Lit(sp.BK2), jen.Lit(w.g.C), jen.Lit(1))
+	var pre []jen.Code
+	if k.free != nil {
+		// Once, before the parts, in this tier only.
+		k.parPack = append(k.parPack, jen.If(jen.Id(flag)).Block(weights))
+	} else {
+		pre = append(pre, weights)
+	}
+	// The row loop runs in the call; loops of extent 1 are dropped.
+	drop := map[int]bool{w.row.Var: true}
+	for _, l := range n.Outer {
+		if l.Extent == 1 {
+			drop[l.Var] = true
+		}
+	}
+	noRow := func(t int) []loopir.IndexExpr {
+		idx := make([]loopir.IndexExpr, len(n.Zero[t]))
+		for i, x := range n.Zero[t] {
+			idx[i] = loopir.IndexExpr{Offset: x.Offset}
+			for _, tm := range x.Terms {
+				if !drop[tm.Var] {
+					idx[i].Terms = append(idx[i].Terms, tm)
+				}
+			}
+		}
+		return idx
+	}
+	g := jen.Dict{jen.Id("H"): jen.Lit(w.g.H), jen.Id("W"): jen.Lit(w.g.W), jen.Id("C"): jen.Lit(w.g.C), jen.Id("O"): jen.Lit(w.g.O),
+		jen.Id("XRow"): jen.Lit(w.g.XRow), jen.Id("YRow"): jen.Lit(w.g.YRow)}
+	if w.g.Add {
+		g[jen.Id("Add")] = jen.True()
+	}
+	var build func(i int) jen.Code
+	build = func(i int) jen.Code {
+		if i == len(w.imgs) {
+			return jen.Qual(winoPath, "Conv").Call(jen.Op("&").Add(k.directAccess(n.C, noRow(n.C))), jen.Op("&").Add(k.directAccess(n.A, noRow(n.A))),
+				jen.Op("&").Add(field()).Index(jen.Lit(0)), jen.Qual(winoPath, "Geom").Values(g))
+		}
+		l := w.imgs[i]
+		before := k.varUse[l.Var]
+		inner := build(i + 1)
+		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	return append(pre, build(0))
+}
+
+// winoGather recognizes contraction n as a stride-1 3x3 convolution's
+// input gradient, the scatter C[p+i][q+j][c] += A[p][q][o] * B[o][i][j][c]
+// that bf16Gather rewrites as a gather over a copy of A with two zero
+// cells around its pixels and the kernel flipped: the AVX-512 tier runs
+// that gather in rt/wino, a convolution of the padded copy (wino.Padded)
+// with the flipped, transposed kernel (wino.Weights' strides), adding
+// to C's cells that the scatter reached less C's padding margins. The
+// conditions are winograd's on the gather's call: channels multiples of
+// 16, C's rows and columns even, B a parameter no operation stores.
+func (k *kgen) winoGather(n *asm.Nest) (*winoConv, *bf16Gather, bool) {
+	if k.elem != "float32" || k.k.BF16 || n.Spec.Elem != "float32" || n.Spec.Kind != asm.Broadcast || n.OuterReduces {
+		return nil, nil, false
+	}
+	if k.p.Tensors[n.B].Kind != inference.Param {
+		return nil, nil, false
+	}
+	g, ok := k.bf16Gather(n)
+	if !ok || len(g.calls) != 1 {
+		return nil, nil, false
+	}
+	c := g.calls[0]
+	sp := c.n.Spec
+	if sp.Overwrite || sp.K2 != 3 || sp.K3 != 3 || sp.AK != 1 || sp.AK2 != sp.K || sp.AM != sp.AK3 || sp.CN != 1 ||
+		c.rows[0].c != sp.N || c.rows[0].a != sp.AK2 || c.rows[0].ext < 2 {
+		return nil, nil, false
+	}
+	wg := wino.Geom{H: sp.M, W: c.rows[0].ext, C: sp.K, O: sp.N, XRow: sp.AK3, YRow: sp.CM, Add: true}
+	if b := c.rows[1]; b.ext > 1 {
+		wg.N, wg.XImg, wg.YImg = b.ext, b.a, b.c
+	}
+	if wg.Check() != nil {
+		return nil, nil, false
+	}
+	for _, op := range k.p.Ops {
+		for _, s := range op.Body {
+			stored := false
+			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == n.B })
+			if stored {
+				return nil, nil, false
+			}
+		}
+	}
+	return &winoConv{n: c.n, g: wg, cin: sp.K, imgs: c.n.Outer}, g, true
+}
+
+// winoGatherCalls renders the gather w of g for the tier: the padded
+// copy of A and the flipped kernel's transform (before the parts of a
+// parallel nest, else before the loops), then wino.Conv in the loops
+// left around the call.
+func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, flag string) []jen.Code {
+	n := w.n
+	if k.scratch == "" {
+		k.scratch = k.names.fresh("scratch")
+	}
+	if k.free != nil {
+		k.partScratch = true
+	}
+	uName := k.names.fresh(k.nameBase(n.B) + "WinoT")
+	pName := k.names.fresh(k.nameBase(n.A) + "WinoPad")
+	k.bf16Packs = append(k.bf16Packs, jen.Id(uName).Index(jen.Lit(wino.WeightsLen(w.g.C, w.g.O))).Float32(), jen.Id(pName).Qual(winoPath, "Padded"))
+	uField := func() *jen.Statement { return jen.Id(k.scratch).Dot(uName) }
+	pField := func() *jen.Statement { return jen.Id(k.scratch).Dot(pName) }
+	sp := n.Spec
+	arr := func(v [4]int) jen.Code {
+		return jen.Index(jen.Lit(4)).Int().Values(jen.Lit(v[0]), jen.Lit(v[1]), jen.Lit(v[2]), jen.Lit(v[3]))
+	}
+	zero := make([]loopir.IndexExpr, len(n.Zero[n.A]))
+	// The kernel: wino's output channels are B's columns (stride BN),
+	// its rows and columns B's flipped ones (BK3, BK2, negative), its
+	// input channels B's reduction (BK); n.Zero[B] is the flipped
+	// kernel's first tap.
+	prep := []jen.Code{
+		pField().Dot("Copy").Call(jen.Op("&").Add(k.directAccess(n.A, zero)), arr(g.dims), arr(g.pad)),
+		jen.Qual(winoPath, "Weights").Call(jen.Op("&").Add(uField()).Index(jen.Lit(0)), jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B])),
+			jen.Lit(w.g.O), jen.Lit(w.g.C), jen.Lit(sp.BN), jen.Lit(sp.BK3), jen.Lit(sp.BK2), jen.Lit(sp.BK)),
+	}
+	var pre []jen.Code
+	if k.free != nil {
+		k.parPack = append(k.parPack, jen.If(jen.Id(flag)).Block(prep...))
+		if k.p.Tensors[n.A].Kind != inference.Param {
+			k.parPreReads = append(k.parPreReads, n.A)
+		}
+	} else {
+		pre = prep
+	}
+	gd := jen.Dict{jen.Id("H"): jen.Lit(w.g.H), jen.Id("W"): jen.Lit(w.g.W), jen.Id("C"): jen.Lit(w.g.C), jen.Id("O"): jen.Lit(w.g.O),
+		jen.Id("XRow"): jen.Lit(w.g.XRow), jen.Id("YRow"): jen.Lit(w.g.YRow), jen.Id("Add"): jen.True()}
+	if w.g.N > 1 {
+		gd[jen.Id("N")], gd[jen.Id("XImg")], gd[jen.Id("YImg")] = jen.Lit(w.g.N), jen.Lit(w.g.XImg), jen.Lit(w.g.YImg)
+	}
+	shift := g.calls[0].shift
+	var build func(i int) jen.Code
+	build = func(i int) jen.Code {
+		if i == len(w.imgs) {
+			x := pField().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A])), arr(shift))
+			return jen.Qual(winoPath, "Conv").Call(jen.Op("&").Add(k.directAccess(n.C, n.Zero[n.C])), x,
+				jen.Op("&").Add(uField()).Index(jen.Lit(0)), jen.Qual(winoPath, "Geom").Values(gd))
+		}
+		l := w.imgs[i]
+		before := k.varUse[l.Var]
+		inner := build(i + 1)
+		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	return append(pre, build(0))
+}

@@ -1,0 +1,18 @@
+//go:build !(amd64 && gc && !purego)
+
+package wino
+
+// maxRows is unused without the assembly kernels.
+var maxRows = [5]int{0, 8, 8, 8, 6}
+
+func useAsm() bool { return false }
+
+func inputTiles(*float32, *float32, int, int, int, int) { panic("wino: no assembly in this build") }
+
+func outputTiles(*float32, *float32, int, int, int, int, bool) {
+	panic("wino: no assembly in this build")
+}
+
+func mulKernel(int, int, *float32, *float32, *float32, int, int, int, int, int, int, int) {
+	panic("wino: no assembly in this build")
+}

@@ -1,0 +1,274 @@
+// Package wino runs 3x3 stride-1 float32 convolutions by Winograd's
+// minimal filtering F(2x2, 3x3) (Lavin and Gray, 2016): each 2x2 block
+// of output pixels takes 16 multiplications per input and output channel
+// pair instead of 36. The kernel is transformed once (Weights, U = G g
+// G^T), each 4x4 input window per tile (V = B^T d B), the 16 planes
+// multiplied as matrices (M[xi] = V[xi] U[xi], a sum over the input
+// channels), and each tile's output taken back (A^T M A).
+//
+// Generated code calls it for the convolutions it recognizes (emit/gocode,
+// docs/design.md, "Winograd convolutions"), in the AVX-512 tier: the
+// transforms and the products are AVX-512 assembly (internal/winoasm).
+// Other builds run the same steps in Go. The sums run in another order
+// than a direct convolution's, so results differ in the last bits.
+//
+// The package depends on the standard library and rt/cpu only.
+package wino
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// MaxChannels is the most input or output channels Conv takes.
+const MaxChannels = 1024
+
+// bufLen is the length of each of Conv's two stack buffers (V and M):
+// 16 planes of up to 1024 tile-channels, each planePad elements longer.
+const bufLen = 16 * (1024 + planePad)
+
+// planePad separates the planes of V and M by one more cache line than
+// their data: planes a power of two of bytes apart (4 KiB in the
+// ResNet's stages) put all 16 of a tile's values in one L1 set.
+const planePad = 16
+
+// Geom is the geometry of a convolution y (=|+=) x * w of N images: y has
+// H x W pixels of O channels (pixels O elements apart, rows YRow), x is
+// the padded input whose pixel (r, c) starts the window of output pixel
+// (r, c) (pixels C elements apart, rows XRow), w the 3x3 kernel of C
+// input and O output channels (transformed by Weights).
+type Geom struct {
+	N          int  // images (0 means 1), XImg and YImg elements apart in x and y
+	XImg, YImg int  // element strides of x's and y's images
+	H, W       int  // output rows and columns (even)
+	C, O       int  // input and output channels (multiples of 16, at most MaxChannels)
+	XRow, YRow int  // element strides of x's and y's rows
+	Add        bool // add the convolution to y instead of storing it
+}
+
+// ErrGeom is the error Check wraps.
+var ErrGeom = errors.New("wino: unsupported geometry")
+
+// Check reports whether Conv takes g.
+func (g Geom) Check() error {
+	switch {
+	case g.H < 2 || g.W < 2 || g.H%2 != 0 || g.W%2 != 0:
+		return fmt.Errorf("%w: %dx%d output pixels (need even, at least 2)", ErrGeom, g.H, g.W)
+	case g.C < 16 || g.O < 16 || g.C%16 != 0 || g.O%16 != 0 || g.C > MaxChannels || g.O > MaxChannels:
+		return fmt.Errorf("%w: %d input and %d output channels (need multiples of 16, at most %d)", ErrGeom, g.C, g.O, MaxChannels)
+	case g.XRow < (g.W+2)*g.C || g.YRow < g.W*g.O:
+		return fmt.Errorf("%w: row strides %d (x) and %d (y) shorter than the rows", ErrGeom, g.XRow, g.YRow)
+	case g.N < 0 || g.N > 1 && (g.XImg < (g.H+2)*g.XRow || g.YImg < g.H*g.YRow):
+		return fmt.Errorf("%w: %d images %d (x) and %d (y) apart", ErrGeom, g.N, g.XImg, g.YImg)
+	}
+	return nil
+}
+
+// WeightsLen is the length of the transformed kernel of c input and o
+// output channels: 16 planes of c x o.
+func WeightsLen(c, o int) int { return 16 * c * o }
+
+// Weights writes the transformed kernel U[xi][c][o] = (G g G^T)[xi] of
+// the 3x3 kernel g (o output, c input channels) to u (WeightsLen(c, o)
+// elements), G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]. w points at
+// the kernel's element (output 0, row 0, column 0, input 0) and so, si,
+// sj, sc are its element strides along the output channel, the row, the
+// column and the input channel; they may be negative (a flipped kernel).
+func Weights(u, w *float32, o, c, so, si, sj, sc int) {
+	us := unsafe.Slice(u, WeightsLen(c, o))
+	// ws views w from its lowest offset; off are the 9 taps' offsets.
+	lo, hi := 0, 0
+	for _, s := range [][2]int{{so, o}, {si, 3}, {sj, 3}, {sc, c}} {
+		if d := s[0] * (s[1] - 1); d < 0 {
+			lo += d
+		} else {
+			hi += d
+		}
+	}
+	ws := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(w), 4*lo)), hi-lo+1)
+	var off [9]int
+	for i := range 3 {
+		for j := range 3 {
+			off[3*i+j] = i*si + j*sj - lo
+		}
+	}
+	plane := c * o
+	// The 16 values of each pair go to a block of 64 output channels
+	// first, then plane by plane to u: stored straight to the 16
+	// planes (a power of two of bytes apart), they shared one L1 set.
+	var blk [16][64]float32
+	for ci := 0; ci < c; ci++ {
+		for o0 := 0; o0 < o; o0 += 64 {
+			n := min(64, o-o0)
+			for oi := range n {
+				base := (o0+oi)*so + ci*sc
+				var g [9]float32
+				for t, d := range off {
+					g[t] = ws[base+d]
+				}
+				// tt = G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2.
+				var tt [12]float32
+				for j := range 3 {
+					g0, g1, g2 := g[j], g[3+j], g[6+j]
+					tt[j] = g0
+					tt[3+j] = 0.5 * (g0 + g1 + g2)
+					tt[6+j] = 0.5 * (g0 - g1 + g2)
+					tt[9+j] = g2
+				}
+				// U = tt G^T: planes 4i..4i+3 from tt's row i.
+				for i := range 4 {
+					r0, r1, r2 := tt[3*i], tt[3*i+1], tt[3*i+2]
+					blk[4*i][oi] = r0
+					blk[4*i+1][oi] = 0.5 * (r0 + r1 + r2)
+					blk[4*i+2][oi] = 0.5 * (r0 - r1 + r2)
+					blk[4*i+3][oi] = r2
+				}
+			}
+			for xi := range 16 {
+				copy(us[xi*plane+ci*o+o0:xi*plane+ci*o+o0+n], blk[xi][:n])
+			}
+		}
+	}
+}
+
+// Conv runs the convolution g: y points at the first image's output
+// pixel (0, 0), x at its padded input's pixel (0, 0), u at the
+// transformed kernel (Weights). It panics when g.Check fails.
+func Conv(y, x, u *float32, g Geom) {
+	if err := g.Check(); err != nil {
+		panic(err)
+	}
+	asm := useAsm()
+	for i := range max(g.N, 1) {
+		conv(asm, (*float32)(unsafe.Add(unsafe.Pointer(y), 4*i*g.YImg)), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*i*g.XImg)), u, g)
+	}
+}
+
+// conv is Conv of one image in the assembly kernels or in Go.
+func conv(asm bool, y, x, u *float32, g Geom) {
+	var vbuf, mbuf [bufLen]float32
+	tw, th := g.W/2, g.H/2
+	capTiles := 1024 / max(g.C, g.O)
+	nc, nr := min(tw, capTiles), 1
+	if nc == tw {
+		nr = max(1, capTiles/tw)
+	}
+	for tr := 0; tr < th; tr += nr {
+		rows := min(nr, th-tr)
+		for tc := 0; tc < tw; tc += nc {
+			cols := min(nc, tw-tc)
+			tiles := rows * cols
+			ldv, ldm := tiles*g.C+planePad, tiles*g.O+planePad // plane strides, elements
+			for r := range rows {
+				xp := unsafe.Add(unsafe.Pointer(x), 4*(2*(tr+r)*g.XRow+2*tc*g.C))
+				inTiles(asm, &vbuf[r*cols*g.C], (*float32)(xp), g.XRow, cols, g.C, ldv)
+			}
+			multiply(asm, &mbuf[0], &vbuf[0], u, tiles, g.C, g.O, ldv, ldm)
+			for r := range rows {
+				yp := unsafe.Add(unsafe.Pointer(y), 4*(2*(tr+r)*g.YRow+2*tc*g.O))
+				outTiles(asm, (*float32)(yp), &mbuf[r*cols*g.O], g.YRow, cols, g.O, ldm, g.Add)
+			}
+		}
+	}
+}
+
+// inTiles writes V for tiles tiles of one tile row (inputTiles).
+func inTiles(asm bool, v, x *float32, xrow, tiles, c, ldv int) {
+	if asm {
+		inputTiles(v, x, 4*xrow, tiles, c/16, 4*ldv)
+		return
+	}
+	vs := unsafe.Slice(v, 15*ldv+tiles*c)
+	for t := range tiles {
+		for ci := range c {
+			var d [4][4]float32
+			for i := range 4 {
+				for j := range 4 {
+					d[i][j] = *(*float32)(unsafe.Add(unsafe.Pointer(x), 4*(i*xrow+(2*t+j)*c+ci)))
+				}
+			}
+			var r [4][4]float32
+			for j := range 4 {
+				r[0][j] = d[0][j] - d[2][j]
+				r[1][j] = d[1][j] + d[2][j]
+				r[2][j] = d[2][j] - d[1][j]
+				r[3][j] = d[1][j] - d[3][j]
+			}
+			for i := range 4 {
+				o := [4]float32{r[i][0] - r[i][2], r[i][1] + r[i][2], r[i][2] - r[i][1], r[i][1] - r[i][3]}
+				for j := range 4 {
+					vs[(4*i+j)*ldv+t*c+ci] = o[j]
+				}
+			}
+		}
+	}
+}
+
+// multiply writes the 16 planes M[xi] = V[xi] U[xi] (tiles x o, a sum
+// over c).
+func multiply(asm bool, m, v, u *float32, tiles, c, o, ldv, ldm int) {
+	if asm {
+		for cb := 0; cb < o; cb += 64 {
+			nv := min(4, (o-cb)/16)
+			for rb := 0; rb < tiles; rb += maxRows[nv] {
+				r := min(maxRows[nv], tiles-rb)
+				mulKernel(r, nv, (*float32)(unsafe.Add(unsafe.Pointer(m), 4*(rb*o+cb))), (*float32)(unsafe.Add(unsafe.Pointer(v), 4*rb*c)),
+					(*float32)(unsafe.Add(unsafe.Pointer(u), 4*cb)), c, 4*c, 4*o, 4*o, 4*ldm, 4*ldv, 4*c*o)
+			}
+		}
+		return
+	}
+	ms := unsafe.Slice(m, 15*ldm+tiles*o)
+	vs := unsafe.Slice(v, 15*ldv+tiles*c)
+	us := unsafe.Slice(u, 16*c*o)
+	for xi := range 16 {
+		for t := range tiles {
+			row := ms[xi*ldm+t*o : xi*ldm+t*o+o]
+			clear(row)
+			for ci := range c {
+				a := vs[xi*ldv+t*c+ci]
+				ur := us[xi*c*o+ci*o : xi*c*o+ci*o+o]
+				for oi, b := range ur {
+					row[oi] += a * b
+				}
+			}
+		}
+	}
+}
+
+// outTiles takes back the 2x2 pixels of tiles tiles of one tile row
+// (outputTiles).
+func outTiles(asm bool, y, m *float32, yrow, tiles, o, ldm int, add bool) {
+	if asm {
+		outputTiles(y, m, 4*yrow, tiles, o/16, 4*ldm, add)
+		return
+	}
+	ms := unsafe.Slice(m, 15*ldm+tiles*o)
+	for t := range tiles {
+		for oi := range o {
+			var a [4][4]float32
+			for i := range 4 {
+				for j := range 4 {
+					a[i][j] = ms[(4*i+j)*ldm+t*o+oi]
+				}
+			}
+			var tt [2][4]float32
+			for j := range 4 {
+				tt[0][j] = a[0][j] + a[1][j] + a[2][j]
+				tt[1][j] = a[1][j] - a[2][j] - a[3][j]
+			}
+			for i := range 2 {
+				out := [2]float32{tt[i][0] + tt[i][1] + tt[i][2], tt[i][1] - tt[i][2] - tt[i][3]}
+				for j := range 2 {
+					p := (*float32)(unsafe.Add(unsafe.Pointer(y), 4*(i*yrow+(2*t+j)*o+oi)))
+					if add {
+						*p += out[j]
+					} else {
+						*p = out[j]
+					}
+				}
+			}
+		}
+	}
+}

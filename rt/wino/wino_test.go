@@ -1,0 +1,221 @@
+package wino
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// direct is the reference: the convolution in float64, plain loops over
+// a kernel stored [o][i][j][c].
+func direct(y []float64, x, w []float32, g Geom) {
+	for r := range g.H {
+		for c := range g.W {
+			for o := range g.O {
+				s := 0.0
+				for i := range 3 {
+					for j := range 3 {
+						for ci := range g.C {
+							s += float64(x[(r+i)*g.XRow+(c+j)*g.C+ci]) * float64(w[((o*3+i)*3+j)*g.C+ci])
+						}
+					}
+				}
+				y[r*g.YRow+c*g.O+o] += s
+			}
+		}
+	}
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
+}
+
+// TestConv compares Conv, in the assembly kernels where the CPU has them
+// and in Go, with the float64 direct convolution on random data, over
+// geometries that take every product kernel (1 to 4 column vectors and
+// a part of one, tiles in chunks of rows and of columns), storing and
+// adding. Tolerance: 1e-5 of the sum of the products' magnitudes.
+func TestConv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	geoms := []Geom{
+		{H: 2, W: 2, C: 16, O: 16},
+		{H: 32, W: 32, C: 16, O: 16},
+		{H: 16, W: 16, C: 32, O: 32},
+		{H: 8, W: 8, C: 64, O: 64},
+		{H: 6, W: 10, C: 48, O: 80},
+		{H: 4, W: 140, C: 128, O: 32},
+		{H: 4, W: 6, C: 16, O: 144, Add: true},
+	}
+	for _, g0 := range geoms {
+		for _, asm := range []bool{false, true} {
+			if asm && !useAsm() {
+				continue
+			}
+			g := g0
+			g.XRow = (g.W+2)*g.C + 16*(1+rng.IntN(3))
+			g.YRow = g.W*g.O + 16*rng.IntN(3)
+			x := randSlice(rng, (g.H+2)*g.XRow)
+			w := randSlice(rng, 9*g.C*g.O)
+			y0 := randSlice(rng, g.H*g.YRow)
+			y := append([]float32(nil), y0...)
+			u := make([]float32, WeightsLen(g.C, g.O))
+			Weights(&u[0], &w[0], g.O, g.C, 9*g.C, 3*g.C, g.C, 1)
+			conv(asm, &y[0], &x[0], &u[0], g)
+			want := make([]float64, len(y))
+			mag := make([]float64, len(y))
+			if g.Add {
+				for i, v := range y0 {
+					want[i] = float64(v)
+				}
+			}
+			direct(want, x, w, g)
+			abs := func(s []float32) []float32 {
+				a := make([]float32, len(s))
+				for i, v := range s {
+					a[i] = float32(math.Abs(float64(v)))
+				}
+				return a
+			}
+			direct(mag, abs(x), abs(w), g)
+			for r := range g.H {
+				for c := range g.W {
+					for o := range g.O {
+						i := r*g.YRow + c*g.O + o
+						if d := math.Abs(float64(y[i]) - want[i]); d > 1e-5*(mag[i]+math.Abs(want[i])) {
+							t.Fatalf("%+v asm=%v: y[%d][%d][%d] = %g, want %g", g, asm, r, c, o, y[i], want[i])
+						}
+					}
+				}
+			}
+			// Cells between the rows (the stride's slack) stay as they were.
+			for r := range g.H {
+				for i := r*g.YRow + g.W*g.O; i < (r+1)*g.YRow; i++ {
+					if y[i] != y0[i] {
+						t.Fatalf("%+v asm=%v: wrote y[%d] outside the pixels", g, asm, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWeightsFlipped checks the strides of Weights: a kernel read
+// flipped and transposed through negative strides gives the transform of
+// the flipped, transposed copy.
+func TestWeightsFlipped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c, o := 16, 32
+	w := randSlice(rng, 9*c*o) // [o][i][j][c]
+	// f[c][i][j][o] = w[o][2-i][2-j][c]: f has c outputs and o inputs.
+	f := make([]float32, len(w))
+	for oi := range o {
+		for i := range 3 {
+			for j := range 3 {
+				for ci := range c {
+					f[((ci*3+i)*3+j)*o+oi] = w[((oi*3+2-i)*3+2-j)*c+ci]
+				}
+			}
+		}
+	}
+	u1 := make([]float32, WeightsLen(o, c))
+	u2 := make([]float32, WeightsLen(o, c))
+	Weights(&u1[0], &f[0], c, o, 9*o, 3*o, o, 1)
+	Weights(&u2[0], &w[(2*3+2)*c], c, o, 1, -3*c, -c, 9*c)
+	for i := range u1 {
+		if u1[i] != u2[i] {
+			t.Fatalf("u[%d] = %g through strides, %g from the copy", i, u2[i], u1[i])
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	good := Geom{H: 4, W: 4, C: 16, O: 32, XRow: 6 * 16, YRow: 4 * 32}
+	if err := good.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []Geom{
+		{H: 3, W: 4, C: 16, O: 16, XRow: 96, YRow: 64},
+		{H: 4, W: 4, C: 8, O: 16, XRow: 96, YRow: 64},
+		{H: 4, W: 4, C: 16, O: 16, XRow: 95, YRow: 64},
+		{H: 4, W: 4, C: 2048, O: 16, XRow: 6 * 2048, YRow: 64},
+	} {
+		if err := g.Check(); !errors.Is(err, ErrGeom) {
+			t.Errorf("%+v: Check = %v, want ErrGeom", g, err)
+		}
+	}
+}
+
+// TestConvAllocs: Conv allocates nothing (its buffers are on the stack).
+func TestConvAllocs(t *testing.T) {
+	g := Geom{H: 8, W: 8, C: 64, O: 64, XRow: 10 * 64, YRow: 8 * 64}
+	x := make([]float32, 10*g.XRow)
+	y := make([]float32, 8*g.YRow)
+	u := make([]float32, WeightsLen(64, 64))
+	if n := testing.AllocsPerRun(10, func() { Conv(&y[0], &x[0], &u[0], g) }); n != 0 {
+		t.Fatalf("Conv allocates %v times per call", n)
+	}
+}
+
+// TestMulKernels runs every product kernel (each tile height and number
+// of column vectors) against the Go products on random planes.
+func TestMulKernels(t *testing.T) {
+	if !useAsm() {
+		t.Skip("no AVX-512 kernels on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for nv := 1; nv <= 4; nv++ {
+		for r := 1; r <= maxRows[nv]; r++ {
+			c, o := 16*(1+rng.IntN(3)), 16*nv
+			ldv, ldm := r*c+16, r*o+32
+			v := randSlice(rng, 16*ldv)
+			u := randSlice(rng, 16*c*o)
+			got := make([]float32, 16*ldm)
+			want := make([]float32, 16*ldm)
+			multiply(true, &got[0], &v[0], &u[0], r, c, o, ldv, ldm)
+			multiply(false, &want[0], &v[0], &u[0], r, c, o, ldv, ldm)
+			for i := range got {
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+					t.Fatalf("mulR%dN%d (c=%d): m[%d] = %g, want %g", r, nv, c, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestPadded: the copy holds the values in the middle and zeros around
+// them, At finds them moved by the shift, and a second Copy of other
+// dimensions keeps the margins zero.
+func TestPadded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var p Padded
+	for _, dims := range [][4]int{{2, 3, 4, 5}, {1, 2, 6, 3}} {
+		pad := [4]int{0, 2, 1, 0}
+		src := randSlice(rng, dims[0]*dims[1]*dims[2]*dims[3])
+		p.Copy(&src[0], dims, pad)
+		pd := [4]int{}
+		for i := range pd {
+			pd[i] = dims[i] + 2*pad[i]
+		}
+		nz := 0
+		for _, v := range p.buf {
+			if v != 0 {
+				nz++
+			}
+		}
+		if nz != len(src) || len(p.buf) != pd[0]*pd[1]*pd[2]*pd[3] {
+			t.Fatalf("dims %v: %d nonzero values of %d in %d cells", dims, nz, len(src), len(p.buf))
+		}
+		i := ((1%dims[0]*dims[1]+1)*dims[2]+2)*dims[3] + 1
+		if got := *p.At(&src[i], [4]int{0, -1, 1, 0}); got != 0 && got != src[i+dims[3]-dims[2]*dims[3]] && i-dims[2]*dims[3] >= 0 {
+			t.Fatalf("dims %v: At moved to %g", dims, got)
+		}
+		if got := *p.At(&src[i], [4]int{}); got != src[i] {
+			t.Fatalf("dims %v: At = %g, want %g", dims, got, src[i])
+		}
+	}
+}
