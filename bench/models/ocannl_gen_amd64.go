@@ -276,11 +276,6 @@ func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm55AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm57AVX512 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (14x32 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
-//
-//go:noescape
-func ocannlGemm57AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm58AVX512 runs a float32 broadcast kernel, M=8 N=96 K=64 (14x32 tile); strides C 1216,1 A 512,1 B 288,1.
 //
 //go:noescape
@@ -301,11 +296,6 @@ func ocannlGemm60AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm61AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm63AVX512 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (14x32 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
-//
-//go:noescape
-func ocannlGemm63AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (8x48 tile); strides C 1120,1 A 512,1 B 144,1.
 //
 //go:noescape
@@ -325,11 +315,6 @@ func ocannlGemm66AVX512(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm69AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (8x48 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
-//
-//go:noescape
-func ocannlGemm69AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm70AVX512 runs a float32 broadcast kernel, M=16 N=9 K=32 (14x32 tile); strides C 27,1 A 1,512 B 105,1.
 //

@@ -272,11 +272,6 @@ func ocannlGemm55AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm55AVX512 called without assembly")
 }
 
-// ocannlGemm57AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm57AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm57AVX512 called without assembly")
-}
-
 // ocannlGemm58AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm58AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm58AVX512 called without assembly")
@@ -297,11 +292,6 @@ func ocannlGemm61AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm61AVX512 called without assembly")
 }
 
-// ocannlGemm63AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm63AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm63AVX512 called without assembly")
-}
-
 // ocannlGemm64AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm64AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm64AVX512 called without assembly")
@@ -320,11 +310,6 @@ func ocannlGemm66AVX512(c, a, b *float32) {
 // ocannlGemm67AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm67AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm67AVX512 called without assembly")
-}
-
-// ocannlGemm69AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm69AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm69AVX512 called without assembly")
 }
 
 // ocannlGemm70AVX512 stands in for the assembly kernel; it is never called.

@@ -51,12 +51,16 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 		}
 	}
 	n = asm.FoldOuter(n, k.p, k.asm.Tiers())
+	var wk *winoGrad
 	for _, t := range k.asm.Tiers() {
 		if t.Winograd && wc == nil {
 			wc, _ = k.winograd(n)
 		}
+		if t.Winograd && wc == nil {
+			wk, _ = k.winoKernelGrad(n)
+		}
 	}
-	if wc != nil {
+	if wc != nil || wk != nil {
 		n2 := *n
 		n2.Spec.Winograd = true
 		n = &n2
@@ -89,6 +93,8 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 			calls[i] = append(append([]jen.Code(nil), pre...), k.winoGatherCalls(wc, wg, t.Flag())...)
 		case wc != nil && t.Winograd:
 			calls[i] = append(append([]jen.Code(nil), pre...), k.winoCalls(wc, t.Flag())...)
+		case wk != nil && t.Winograd:
+			calls[i] = append(append([]jen.Code(nil), pre...), k.winoGradCalls(wk, t.Flag())...)
 		case k.asm.KernelIn(idx, t): // else no kernel in this tier: dispatch skips it
 			calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
 			kernTiers = append(kernTiers, t)
@@ -100,6 +106,8 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 		note = fmt.Sprintf("// %dx%d input gradient of a 3x3 convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy); %s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, n.Spec.Describe(kernTiers...))
 	case wc != nil:
 		note = fmt.Sprintf("// %dx%d convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); %s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, n.Spec.Describe(kernTiers...))
+	case wk != nil:
+		note = fmt.Sprintf("// the kernel gradient of a %dx%d 3x3 convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); %s.", wk.g.H, wk.g.W, wk.g.C, wk.g.O, n.Spec.Describe(kernTiers...))
 	}
 	return calls, note
 }

@@ -266,3 +266,123 @@ func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, flag string) []jen.Co
 	}
 	return append(pre, build(0))
 }
+
+// winoGrad is a convolution's kernel gradient recognized for rt/wino's
+// KernelGrad.
+type winoGrad struct {
+	n     *asm.Nest
+	g     wino.Geom
+	ky    int // the kernel-row variable: the part's, or an outer loop's
+	part  bool
+	parts int
+	so    int // the gradient's element stride along the output channels
+	si    int // and along the kernel rows
+}
+
+// winoKernelGrad recognizes contraction n (a broadcast kernel after
+// asm.FoldOuter) as the kernel gradient of a 3x3 stride-1 convolution,
+// dW[o][i][j][c] (=|+=) sum over the images, rows p and columns q of
+// dY[p][q][o] * X[p+i][q+j][c]: the kernel's rows are o (A = dY's
+// channels, contiguous), its columns (j, c) contiguous in X and dW, its
+// reductions q, p and the images (K, K2, K3), and the kernel row i is
+// either the part of a nest split in 3 parts along it or a loop of
+// extent 3 around the call; it moves dW by a row of the kernel and X by
+// a row. The channels must be multiples of 16 and the rows and columns
+// even (wino.Geom.Check), and the kernel must have a scratch struct (for
+// the sums).
+func (k *kgen) winoKernelGrad(n *asm.Nest) (*winoGrad, bool) {
+	sp := n.Spec
+	// (n.OuterReduces: the pixel and image loops, folded into K, K2
+	// and K3; a reduction loop left around the call is refused below.)
+	if k.elem != "float32" || k.k.BF16 || sp.Kind != asm.Broadcast || sp.Elem != "float32" {
+		return nil, false
+	}
+	if k.k.Scratch == "" || k.k.PoolScratch || k.free != nil && !k.parPackOK {
+		return nil, false
+	}
+	c := sp.BK
+	if c < 16 || sp.N != 3*c || sp.CN != 1 || sp.BN != 1 || sp.AM != 1 || sp.AK != sp.M || max(sp.N2, 1) != 1 || sp.K2 < 2 {
+		return nil, false
+	}
+	strides := map[int]map[int]int{}
+	for _, t := range []int{n.C, n.A, n.B} {
+		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
+		if !ok {
+			return nil, false
+		}
+		strides[t] = st
+	}
+	w := &winoGrad{n: n, so: sp.CM, ky: -1}
+	isKy := func(v int) bool {
+		return strides[n.C][v] == 3*c && strides[n.B][v] == sp.BK2 && strides[n.A][v] == 0
+	}
+	for v := range k.free {
+		if k.freeParts != 3 || !isKy(v) {
+			return nil, false
+		}
+		w.ky, w.part, w.parts, w.si = v, true, 3, 3*c
+	}
+	for _, l := range n.Outer {
+		switch {
+		case l.Extent == 1:
+		case w.ky < 0 && l.Extent == 3 && isKy(l.Var):
+			w.ky, w.parts, w.si = l.Var, 1, 3*c
+		default:
+			return nil, false
+		}
+	}
+	if w.ky < 0 {
+		return nil, false
+	}
+	w.g = wino.Geom{H: sp.K2, W: sp.K, C: c, O: sp.M, XRow: sp.BK2, YRow: sp.AK2, Add: !sp.Overwrite}
+	if sp.K3 > 1 {
+		w.g.N, w.g.XImg, w.g.YImg = sp.K3, sp.BK3, sp.AK3
+	}
+	if w.g.Check() != nil {
+		return nil, false
+	}
+	return w, true
+}
+
+// winoGradCalls renders kernel gradient w for the tier: the part's
+// share of the images in a wino.GradSums (the part that finishes last
+// writes the gradient; one part when the nest is serial), prepared
+// before the parts or the call.
+func (k *kgen) winoGradCalls(w *winoGrad, flag string) []jen.Code {
+	n := w.n
+	if k.scratch == "" {
+		k.scratch = k.names.fresh("scratch")
+	}
+	if k.free != nil {
+		k.partScratch = true
+	}
+	name := k.names.fresh(k.nameBase(n.C) + "WinoSums")
+	k.bf16Packs = append(k.bf16Packs, jen.Id(name).Qual(winoPath, "GradSums"))
+	field := func() *jen.Statement { return jen.Id(k.scratch).Dot(name) }
+	drop := map[int]bool{w.ky: true}
+	for _, l := range n.Outer {
+		drop[l.Var] = true
+	}
+	at := func(t int) jen.Code {
+		return jen.Op("&").Add(k.directAccess(t, withoutVars(map[int][]loopir.IndexExpr{t: n.Zero[t]}, drop)[t]))
+	}
+	gd := jen.Dict{jen.Id("H"): jen.Lit(w.g.H), jen.Id("W"): jen.Lit(w.g.W), jen.Id("C"): jen.Lit(w.g.C), jen.Id("O"): jen.Lit(w.g.O),
+		jen.Id("XRow"): jen.Lit(w.g.XRow), jen.Id("YRow"): jen.Lit(w.g.YRow)}
+	if w.g.N > 1 {
+		gd[jen.Id("N")], gd[jen.Id("XImg")], gd[jen.Id("YImg")] = jen.Lit(w.g.N), jen.Lit(w.g.XImg), jen.Lit(w.g.YImg)
+	}
+	if w.g.Add {
+		gd[jen.Id("Add")] = jen.True()
+	}
+	prep := field().Dot("Prepare").Call(jen.Lit(w.g.C), jen.Lit(w.g.O), jen.Lit(w.parts))
+	var code []jen.Code
+	part := jen.Lit(0)
+	if w.part {
+		part = jen.Id(k.loopName(w.ky))
+		k.parPack = append(k.parPack, jen.If(jen.Id(flag)).Block(prep))
+	} else {
+		code = append(code, prep)
+	}
+	return append(code, field().Dot("KernelGrad").Call(at(n.C), at(n.B), at(n.A), jen.Qual(winoPath, "Geom").Values(gd),
+		jen.Lit(w.so), jen.Lit(w.si), jen.Lit(w.g.C), part, jen.Lit(w.parts)))
+}

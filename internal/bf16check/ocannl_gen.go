@@ -35757,6 +35757,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	ocannlConvBackwardPart13Records.Put(rec14)
 
 	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+	if ocannlAVX512 {
+		scratch.gNetConv2d2KernelWinoSums.Prepare(16, 16, 3)
+	}
 	// 3 parts of i4 on the pool.
 	rec15 := ocannlConvBackwardPart14Records.Get()
 	rec15.gNetConv2d2Kernel = gNetConv2d2Kernel
@@ -35866,6 +35869,7 @@ type ocannlConvBackwardScratch struct {
 	pNetConv2d2KernelWino             [4096]float32
 	pNetConv2d2KernelWinoT            [4096]float32
 	net_conv2d_1_x_1_gradWinoPad      wino.Padded
+	gNetConv2d2KernelWinoSums         wino.GradSums
 }
 
 // ocannlConvBackwardPart0 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
@@ -36526,9 +36530,20 @@ type ocannlConvBackwardPart14 struct {
 // Part runs part j53 of the nest (0 <= j53 < 3).
 func (r26 *ocannlConvBackwardPart14) Part(j53 int) {
 	gNetConv2d2Kernel, scratch := r26.gNetConv2d2Kernel, r26.scratch
-	// float32 broadcast kernel M=16 N=48 K=12x12x16: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
+	// the kernel gradient of a 12x12 3x3 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); float32 broadcast kernel M=16 N=48 K=12x12x16: AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&gNetConv2d2Kernel[48*j53], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_conv2d_2_x[0][j53][0][0])
+		scratch.gNetConv2d2KernelWinoSums.KernelGrad(&gNetConv2d2Kernel[0], &scratch.net_conv2d_2_x[0][0][0][0], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    12,
+			N:    16,
+			O:    16,
+			W:    12,
+			XImg: 3600,
+			XRow: 240,
+			YImg: 2304,
+			YRow: 192,
+		}, 144, 48, 16, j53, 3)
 	} else if ocannlAVX2 {
 		ocannlGemm28AVX2(&gNetConv2d2Kernel[48*j53], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_conv2d_2_x[0][j53][0][0])
 	} else {

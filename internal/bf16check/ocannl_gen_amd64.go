@@ -146,11 +146,6 @@ func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX512 runs a float32 broadcast kernel, M=16 N=48 K=12x12x16 (8x48 tile); strides C 144,1 A 1,16,192,2304 B 16,240,3600,1.
-//
-//go:noescape
-func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
-
 // ocannlGemm29AVX512 runs a float32 broadcast kernel, M=16 N=9 K=12 (14x32 tile); strides C 27,1 A 1,192 B 45,1.
 //
 //go:noescape

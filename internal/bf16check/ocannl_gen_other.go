@@ -142,11 +142,6 @@ func ocannlGemm26AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm26AVX512 called without assembly")
 }
 
-// ocannlGemm28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm28AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm28AVX512 called without assembly")
-}
-
 // ocannlGemm29AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm29AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm29AVX512 called without assembly")

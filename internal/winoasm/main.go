@@ -48,16 +48,19 @@ func inputTiles(v *float32, x *float32, ldx int, tiles int, cv int, ldv int)
 
 //go:noescape
 func outputTiles(y *float32, m *float32, ldy int, tiles int, ov int, ldm int, add bool)
+
+//go:noescape
+func gradTiles(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
 `)
 	for nv := 1; nv <= 4; nv++ {
 		for r := 1; r <= maxRows[nv]; r++ {
-			fmt.Fprintf(&b, "\n//go:noescape\nfunc mulR%dN%d(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)\n", r, nv)
+			fmt.Fprintf(&b, "\n//go:noescape\nfunc mulR%dN%d(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)\n", r, nv)
 		}
 	}
-	b.WriteString("\n// mulKernel runs the product kernel of r rows and nv column vectors\n// (a switch, not a table of funcs, so that the operands do not escape).\nfunc mulKernel(r, nv int, m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int) {\n\tswitch nv*16 + r {\n")
+	b.WriteString("\n// mulKernel runs the product kernel of r rows and nv column vectors\n// (a switch, not a table of funcs, so that the operands do not escape).\nfunc mulKernel(r, nv int, m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool) {\n\tswitch nv*16 + r {\n")
 	for nv := 1; nv <= 4; nv++ {
 		for r := 1; r <= maxRows[nv]; r++ {
-			fmt.Fprintf(&b, "\tcase %d:\n\t\tmulR%dN%d(m, v, u, k, ldv, ldu, ldm, sm, sv, su)\n", nv*16+r, r, nv)
+			fmt.Fprintf(&b, "\tcase %d:\n\t\tmulR%dN%d(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)\n", nv*16+r, r, nv)
 		}
 	}
 	b.WriteString("\tdefault:\n\t\tpanic(\"wino: no product kernel of this size\")\n\t}\n}\n")
@@ -79,6 +82,7 @@ func generate() []byte {
 `)
 	inputTiles(w)
 	outputTiles(w)
+	gradTiles(w)
 	for nv := 1; nv <= 4; nv++ {
 		for r := 1; r <= maxRows[nv]; r++ {
 			mul(w, r, nv)
@@ -238,11 +242,12 @@ TEXT ·outputTiles(SB), NOSPLIT, $0-49
 var rowRegs = []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
 
 // mul: for each of 16 planes (m, v, u advanced by sm, sv, su bytes),
-// m[r][n] = sum over k of v[r][k] * u[k][n] for r rows (ldv, ldm bytes
-// apart) and nv*16 columns (u's rows ldu bytes apart).
+// m[r][n] (= or, when load, +=) sum over k of v[r][k] * u[k][n] for r
+// rows (v's ldv bytes apart, its k steps kv bytes apart; m's rows ldm
+// bytes apart) and nv*16 columns (u's rows ldu bytes apart).
 func mul(w *asmw, r, nv int) {
 	name := fmt.Sprintf("mulR%dN%d", r, nv)
-	fmt.Fprintf(&w.b, "\n// func %s(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)\nTEXT ·%s(SB), NOSPLIT, $0-80\n", name, name)
+	fmt.Fprintf(&w.b, "\n// func %s(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)\nTEXT ·%s(SB), NOSPLIT, $0-89\n", name, name)
 	w.p("MOVQ $16, R14")
 	w.label(name + "_plane")
 	w.p("MOVQ v+8(FP), SI")
@@ -250,14 +255,31 @@ func mul(w *asmw, r, nv int) {
 	for i := 1; i < r; i++ {
 		w.p("LEAQ (%s)(AX*1), %s", rowRegs[i-1], rowRegs[i])
 	}
-	w.p("MOVQ u+16(FP), BX")
-	w.p("MOVQ ldu+40(FP), CX")
-	w.p("MOVQ k+24(FP), AX")
-	w.p("SHLQ $2, AX")
-	w.p("XORQ DX, DX")
+	w.p("MOVBLZX load+88(FP), AX")
+	w.p("TESTQ AX, AX")
+	w.p("JNZ %s_load", name)
 	for a := 0; a < r*nv; a++ {
 		w.p("VPXORD Z%d, Z%d, Z%d", a, a, a)
 	}
+	w.p("JMP %s_go", name)
+	w.label(name + "_load")
+	w.p("MOVQ m+0(FP), AX")
+	w.p("MOVQ ldm+56(FP), CX")
+	for i := 0; i < r; i++ {
+		for j := 0; j < nv; j++ {
+			w.p("VMOVUPS %d(AX), Z%d", 64*j, i*nv+j)
+		}
+		if i < r-1 {
+			w.p("ADDQ CX, AX")
+		}
+	}
+	w.label(name + "_go")
+	w.p("MOVQ u+16(FP), BX")
+	w.p("MOVQ ldu+48(FP), CX")
+	w.p("MOVQ kv+40(FP), R15")
+	w.p("MOVQ k+24(FP), AX")
+	w.p("IMULQ R15, AX")
+	w.p("XORQ DX, DX")
 	w.label(name + "_k")
 	for j := 0; j < nv; j++ {
 		w.p("VMOVUPS %d(BX), Z%d", 64*j, 24+j)
@@ -272,12 +294,12 @@ func mul(w *asmw, r, nv int) {
 			w.p("VFMADD231PS Z28, Z%d, Z%d", 24+j, i*nv+j)
 		}
 	}
-	w.p("ADDQ $4, DX")
+	w.p("ADDQ R15, DX")
 	w.p("ADDQ CX, BX")
 	w.p("CMPQ DX, AX")
 	w.p("JLT %s_k", name)
 	w.p("MOVQ m+0(FP), AX")
-	w.p("MOVQ ldm+48(FP), CX")
+	w.p("MOVQ ldm+56(FP), CX")
 	for i := 0; i < r; i++ {
 		for j := 0; j < nv; j++ {
 			w.p("VMOVUPS Z%d, %d(AX)", i*nv+j, 64*j)
@@ -287,14 +309,84 @@ func mul(w *asmw, r, nv int) {
 		}
 	}
 	// next plane
-	w.p("MOVQ sm+56(FP), AX")
+	w.p("MOVQ sm+64(FP), AX")
 	w.p("ADDQ AX, m+0(FP)")
-	w.p("MOVQ sv+64(FP), AX")
+	w.p("MOVQ sv+72(FP), AX")
 	w.p("ADDQ AX, v+8(FP)")
-	w.p("MOVQ su+72(FP), AX")
+	w.p("MOVQ su+80(FP), AX")
 	w.p("ADDQ AX, u+16(FP)")
 	w.p("DECQ R14")
 	w.p("JNZ %s_plane", name)
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// gradTiles: D = A g A^T for each tile's 2x2 pixels g of the output's
+// gradient and each 16 channels, A = [1 0; 1 1; 1 -1; 0 -1] (the
+// kernel gradient's transform of the output gradient, Lavin and Gray's
+// F(2x2,3x3) transposed). Tile t's pixels start at dy + t*2*pix bytes
+// (rows ldy bytes apart); D[xi] of tile t at d + xi*ldd + t*ov*64.
+func gradTiles(w *asmw) {
+	w.b.WriteString(`
+// func gradTiles(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
+TEXT ·gradTiles(SB), NOSPLIT, $0-56
+`)
+	w.p("MOVQ d+0(FP), AX")
+	w.p("MOVQ dy+8(FP), BX")
+	w.p("MOVQ ldy+16(FP), CX")
+	w.p("MOVQ tiles+24(FP), DX")
+	w.p("MOVQ ov+32(FP), R8")
+	w.p("SHLQ $6, R8")
+	w.p("MOVQ pix+40(FP), R12")
+	w.p("MOVQ ldd+48(FP), DI")
+	w.p("LEAQ (DI)(DI*2), R13")
+	w.p("VPXORD Z31, Z31, Z31")
+	w.p("TESTQ DX, DX")
+	w.p("JZ grad_done")
+	w.label("grad_tile")
+	w.p("MOVQ BX, R10")
+	w.p("MOVQ AX, R11")
+	w.p("MOVQ R8, SI")
+	w.p("SHRQ $6, SI")
+	w.label("grad_vec")
+	// g00, g01 (row 0), g10, g11 (row 1)
+	w.p("LEAQ (R10)(CX*1), R9")
+	w.p("VMOVUPS (R10), Z0")
+	w.p("VMOVUPS (R10)(R12*1), Z1")
+	w.p("VMOVUPS (R9), Z2")
+	w.p("VMOVUPS (R9)(R12*1), Z3")
+	// e (4x2): e0j = g0j, e1j = g0j + g1j, e2j = g0j - g1j, e3j = -g1j;
+	// column j of row i in Z(4+2i+j)
+	for j := 0; j < 2; j++ {
+		g0, g1 := j, 2+j
+		w.p("VMOVAPS Z%d, Z%d", g0, 4+j)
+		w.p("VADDPS Z%d, Z%d, Z%d", g1, g0, 6+j)
+		w.p("VSUBPS Z%d, Z%d, Z%d", g1, g0, 8+j)
+		w.p("VSUBPS Z%d, Z31, Z%d", g1, 10+j)
+	}
+	w.p("MOVQ R11, R9")
+	for i := 0; i < 4; i++ {
+		e0, e1 := 4+2*i, 5+2*i
+		w.p("VADDPS Z%d, Z%d, Z20", e1, e0)
+		w.p("VSUBPS Z%d, Z%d, Z21", e1, e0)
+		w.p("VSUBPS Z%d, Z31, Z22", e1)
+		w.p("VMOVUPS Z%d, (R9)", e0)
+		w.p("VMOVUPS Z20, (R9)(DI*1)")
+		w.p("VMOVUPS Z21, (R9)(DI*2)")
+		w.p("VMOVUPS Z22, (R9)(R13*1)")
+		if i < 3 {
+			w.p("LEAQ (R9)(DI*4), R9")
+		}
+	}
+	w.p("ADDQ $64, R10")
+	w.p("ADDQ $64, R11")
+	w.p("DECQ SI")
+	w.p("JNZ grad_vec")
+	w.p("LEAQ (BX)(R12*2), BX")
+	w.p("ADDQ R8, AX")
+	w.p("DECQ DX")
+	w.p("JNZ grad_tile")
+	w.label("grad_done")
 	w.p("VZEROUPPER")
 	w.p("RET")
 }

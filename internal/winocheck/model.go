@@ -12,8 +12,8 @@ const Batch = 4
 // Net is two 3x3 convolutions, 16 -> 16 -> 32 channels on 10x10 images,
 // without a ReLU between them (so that every tier's rounding moves the
 // gradients by rounding only, no unit switching on or off), and a linear
-// head. Both convolutions run in rt/wino on AVX-512, the second one's
-// input gradient too.
+// head. Both convolutions and their kernel gradients run in rt/wino on
+// AVX-512, the second one's input gradient too.
 //
 //ocannl:model
 //ocannl:layer wnet(x):

@@ -1816,12 +1816,18 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 	}
 
 	// backprop of op 2 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+	if ocannlAVX512 {
+		scratch.gNetConv2d1KernelWinoSums.Prepare(16, 32, 3)
+	}
 	// 3 parts of i4 on the pool.
 	rec8 := ocannlNetBackwardPart7Records.Get()
 	rec8.gNetConv2d1Kernel = gNetConv2d1Kernel
 	rec8.scratch = scratch
 
 	// backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+	if ocannlAVX512 {
+		scratch.gNetConv2d2KernelWinoSums.Prepare(16, 16, 3)
+	}
 	// 3 parts of i4 on the pool.
 	rec9 := ocannlNetBackwardPart8Records.Get()
 	rec9.gNetConv2d2Kernel = gNetConv2d2Kernel
@@ -1866,6 +1872,8 @@ type ocannlNetBackwardScratch struct {
 	pNetConv2d1KernelWino             [8192]float32
 	pNetConv2d1KernelWinoT            [8192]float32
 	net_linear_1_x_gradWinoPad        wino.Padded
+	gNetConv2d1KernelWinoSums         wino.GradSums
+	gNetConv2d2KernelWinoSums         wino.GradSums
 }
 
 // ocannlNetBackwardPart0 is the task record of a loop nest of ocannlNetBackward that runs in 4 parts, one
@@ -2180,9 +2188,20 @@ type ocannlNetBackwardPart7 struct {
 // Part runs part j29 of the nest (0 <= j29 < 3).
 func (r12 *ocannlNetBackwardPart7) Part(j29 int) {
 	gNetConv2d1Kernel, scratch := r12.gNetConv2d1Kernel, r12.scratch
-	// float32 broadcast kernel M=32 N=48 K=10x10x4: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
+	// the kernel gradient of a 10x10 3x3 convolution, 16 -> 32 channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); float32 broadcast kernel M=32 N=48 K=10x10x4: AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&gNetConv2d1Kernel[48*j29], &scratch.net_linear_1_x_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j29][0][0])
+		scratch.gNetConv2d1KernelWinoSums.KernelGrad(&gNetConv2d1Kernel[0], &scratch.net_conv2d_1_x[0][0][0][0], &scratch.net_linear_1_x_grad[0][0][0][0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    10,
+			N:    4,
+			O:    32,
+			W:    10,
+			XImg: 2704,
+			XRow: 208,
+			YImg: 3200,
+			YRow: 320,
+		}, 144, 48, 16, j29, 3)
 	} else if ocannlAVX2 {
 		ocannlGemm6AVX2(&gNetConv2d1Kernel[48*j29], &scratch.net_linear_1_x_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j29][0][0])
 	} else {
@@ -2220,9 +2239,20 @@ type ocannlNetBackwardPart8 struct {
 // Part runs part j46 of the nest (0 <= j46 < 3).
 func (r13 *ocannlNetBackwardPart8) Part(j46 int) {
 	gNetConv2d2Kernel, scratch := r13.gNetConv2d2Kernel, r13.scratch
-	// float32 broadcast kernel M=16 N=48 K=10x10x4: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
+	// the kernel gradient of a 10x10 3x3 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); float32 broadcast kernel M=16 N=48 K=10x10x4: AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetConv2d2Kernel[48*j46], &scratch.net_conv2d_2_y_grad[0][0][0][0], &scratch.imagesPad[0][j46][0][0])
+		scratch.gNetConv2d2KernelWinoSums.KernelGrad(&gNetConv2d2Kernel[0], &scratch.imagesPad[0][0][0][0], &scratch.net_conv2d_2_y_grad[0][0][0][0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    10,
+			N:    4,
+			O:    16,
+			W:    10,
+			XImg: 2704,
+			XRow: 208,
+			YImg: 1600,
+			YRow: 160,
+		}, 144, 48, 16, j46, 3)
 	} else if ocannlAVX2 {
 		ocannlGemm7AVX2(&gNetConv2d2Kernel[48*j46], &scratch.net_conv2d_2_y_grad[0][0][0][0], &scratch.imagesPad[0][j46][0][0])
 	} else {

@@ -31,16 +31,6 @@ func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=32 N=48 K=10x10x4 (8x48 tile); strides C 144,1 A 1,32,320,3200 B 16,208,2704,1.
-//
-//go:noescape
-func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=16 N=48 K=10x10x4 (8x48 tile); strides C 144,1 A 1,16,160,1600 B 16,208,2704,1.
-//
-//go:noescape
-func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
-
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 208 elements: c = 0.
 //
 //go:noescape

@@ -27,16 +27,6 @@ func ocannlGemm4AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
 }
 
-// ocannlGemm6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm6AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
-}
-
-// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm7AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
 

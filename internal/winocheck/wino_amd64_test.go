@@ -46,9 +46,10 @@ func grads(threads int, avx512, avx2 bool) (float32, []float32) {
 	return loss, append([]float32(nil), g...)
 }
 
-// TestGeneratedUsesWino: the two forward convolutions and the second
-// one's input gradient run in rt/wino in the AVX-512 tier (so that the
-// comparisons below compare rt/wino with the direct kernels).
+// TestGeneratedUsesWino: the two forward convolutions, the second one's
+// input gradient and both kernel gradients run in rt/wino in the AVX-512
+// tier (so that the comparisons below compare rt/wino with the direct
+// kernels).
 func TestGeneratedUsesWino(t *testing.T) {
 	src, err := os.ReadFile("ocannl_gen.go")
 	if err != nil {
@@ -59,6 +60,8 @@ func TestGeneratedUsesWino(t *testing.T) {
 		"10x10 convolution, 16 -> 16 channels: AVX512 in rt/wino",
 		"10x10 convolution, 16 -> 32 channels: AVX512 in rt/wino",
 		"10x10 input gradient of a 3x3 convolution, 32 -> 16 channels: AVX512 in rt/wino",
+		"the kernel gradient of a 10x10 3x3 convolution, 16 -> 16 channels: AVX512 in rt/wino",
+		"the kernel gradient of a 10x10 3x3 convolution, 16 -> 32 channels: AVX512 in rt/wino",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("ocannl_gen.go has no %q", want)

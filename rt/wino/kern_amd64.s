@@ -194,122 +194,235 @@ out_done:
 	VZEROUPPER
 	RET
 
-// func mulR1N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR1N1(SB), NOSPLIT, $0-80
+// func gradTiles(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
+TEXT ·gradTiles(SB), NOSPLIT, $0-56
+	MOVQ d+0(FP), AX
+	MOVQ dy+8(FP), BX
+	MOVQ ldy+16(FP), CX
+	MOVQ tiles+24(FP), DX
+	MOVQ ov+32(FP), R8
+	SHLQ $6, R8
+	MOVQ pix+40(FP), R12
+	MOVQ ldd+48(FP), DI
+	LEAQ (DI)(DI*2), R13
+	VPXORD Z31, Z31, Z31
+	TESTQ DX, DX
+	JZ grad_done
+grad_tile:
+	MOVQ BX, R10
+	MOVQ AX, R11
+	MOVQ R8, SI
+	SHRQ $6, SI
+grad_vec:
+	LEAQ (R10)(CX*1), R9
+	VMOVUPS (R10), Z0
+	VMOVUPS (R10)(R12*1), Z1
+	VMOVUPS (R9), Z2
+	VMOVUPS (R9)(R12*1), Z3
+	VMOVAPS Z0, Z4
+	VADDPS Z2, Z0, Z6
+	VSUBPS Z2, Z0, Z8
+	VSUBPS Z2, Z31, Z10
+	VMOVAPS Z1, Z5
+	VADDPS Z3, Z1, Z7
+	VSUBPS Z3, Z1, Z9
+	VSUBPS Z3, Z31, Z11
+	MOVQ R11, R9
+	VADDPS Z5, Z4, Z20
+	VSUBPS Z5, Z4, Z21
+	VSUBPS Z5, Z31, Z22
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z20, (R9)(DI*1)
+	VMOVUPS Z21, (R9)(DI*2)
+	VMOVUPS Z22, (R9)(R13*1)
+	LEAQ (R9)(DI*4), R9
+	VADDPS Z7, Z6, Z20
+	VSUBPS Z7, Z6, Z21
+	VSUBPS Z7, Z31, Z22
+	VMOVUPS Z6, (R9)
+	VMOVUPS Z20, (R9)(DI*1)
+	VMOVUPS Z21, (R9)(DI*2)
+	VMOVUPS Z22, (R9)(R13*1)
+	LEAQ (R9)(DI*4), R9
+	VADDPS Z9, Z8, Z20
+	VSUBPS Z9, Z8, Z21
+	VSUBPS Z9, Z31, Z22
+	VMOVUPS Z8, (R9)
+	VMOVUPS Z20, (R9)(DI*1)
+	VMOVUPS Z21, (R9)(DI*2)
+	VMOVUPS Z22, (R9)(R13*1)
+	LEAQ (R9)(DI*4), R9
+	VADDPS Z11, Z10, Z20
+	VSUBPS Z11, Z10, Z21
+	VSUBPS Z11, Z31, Z22
+	VMOVUPS Z10, (R9)
+	VMOVUPS Z20, (R9)(DI*1)
+	VMOVUPS Z21, (R9)(DI*2)
+	VMOVUPS Z22, (R9)(R13*1)
+	ADDQ $64, R10
+	ADDQ $64, R11
+	DECQ SI
+	JNZ grad_vec
+	LEAQ (BX)(R12*2), BX
+	ADDQ R8, AX
+	DECQ DX
+	JNZ grad_tile
+grad_done:
+	VZEROUPPER
+	RET
+
+// func mulR1N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR1N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR1N1_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR1N1_load
 	VPXORD Z0, Z0, Z0
+	JMP mulR1N1_go
+mulR1N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+mulR1N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR1N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR1N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR1N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR2N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR2N1(SB), NOSPLIT, $0-80
+// func mulR2N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR2N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR2N1_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR2N1_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	JMP mulR2N1_go
+mulR2N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z1
+mulR2N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR2N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
 	VFMADD231PS.BCST (DI)(DX*1), Z24, Z1
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR2N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z1, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR2N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR3N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR3N1(SB), NOSPLIT, $0-80
+// func mulR3N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR3N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR3N1_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR3N1_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
+	JMP mulR3N1_go
+mulR3N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+mulR3N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR3N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
 	VFMADD231PS.BCST (DI)(DX*1), Z24, Z1
 	VFMADD231PS.BCST (R8)(DX*1), Z24, Z2
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR3N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z1, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z2, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR3N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR4N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR4N1(SB), NOSPLIT, $0-80
+// func mulR4N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR4N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR4N1_plane:
 	MOVQ v+8(FP), SI
@@ -317,27 +430,43 @@ mulR4N1_plane:
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR4N1_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	JMP mulR4N1_go
+mulR4N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+mulR4N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR4N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
 	VFMADD231PS.BCST (DI)(DX*1), Z24, Z1
 	VFMADD231PS.BCST (R8)(DX*1), Z24, Z2
 	VFMADD231PS.BCST (R9)(DX*1), Z24, Z3
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR4N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z1, 0(AX)
@@ -345,19 +474,19 @@ mulR4N1_k:
 	VMOVUPS Z2, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z3, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR4N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR5N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR5N1(SB), NOSPLIT, $0-80
+// func mulR5N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR5N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR5N1_plane:
 	MOVQ v+8(FP), SI
@@ -366,16 +495,34 @@ mulR5N1_plane:
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR5N1_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	JMP mulR5N1_go
+mulR5N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+mulR5N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR5N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
@@ -383,12 +530,12 @@ mulR5N1_k:
 	VFMADD231PS.BCST (R8)(DX*1), Z24, Z2
 	VFMADD231PS.BCST (R9)(DX*1), Z24, Z3
 	VFMADD231PS.BCST (R10)(DX*1), Z24, Z4
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR5N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z1, 0(AX)
@@ -398,19 +545,19 @@ mulR5N1_k:
 	VMOVUPS Z3, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z4, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR5N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR6N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR6N1(SB), NOSPLIT, $0-80
+// func mulR6N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR6N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR6N1_plane:
 	MOVQ v+8(FP), SI
@@ -420,17 +567,37 @@ mulR6N1_plane:
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR6N1_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	JMP mulR6N1_go
+mulR6N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z5
+mulR6N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR6N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
@@ -439,12 +606,12 @@ mulR6N1_k:
 	VFMADD231PS.BCST (R9)(DX*1), Z24, Z3
 	VFMADD231PS.BCST (R10)(DX*1), Z24, Z4
 	VFMADD231PS.BCST (R11)(DX*1), Z24, Z5
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR6N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z1, 0(AX)
@@ -456,19 +623,19 @@ mulR6N1_k:
 	VMOVUPS Z4, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z5, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR6N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR7N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR7N1(SB), NOSPLIT, $0-80
+// func mulR7N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR7N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR7N1_plane:
 	MOVQ v+8(FP), SI
@@ -479,11 +646,9 @@ mulR7N1_plane:
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR7N1_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -491,6 +656,30 @@ mulR7N1_plane:
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
+	JMP mulR7N1_go
+mulR7N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+mulR7N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR7N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
@@ -500,12 +689,12 @@ mulR7N1_k:
 	VFMADD231PS.BCST (R10)(DX*1), Z24, Z4
 	VFMADD231PS.BCST (R11)(DX*1), Z24, Z5
 	VFMADD231PS.BCST (R12)(DX*1), Z24, Z6
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR7N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z1, 0(AX)
@@ -519,19 +708,19 @@ mulR7N1_k:
 	VMOVUPS Z5, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z6, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR7N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR8N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR8N1(SB), NOSPLIT, $0-80
+// func mulR8N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR8N1(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR8N1_plane:
 	MOVQ v+8(FP), SI
@@ -543,11 +732,9 @@ mulR8N1_plane:
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
 	LEAQ (R12)(AX*1), R13
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR8N1_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -556,6 +743,32 @@ mulR8N1_plane:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	JMP mulR8N1_go
+mulR8N1_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z7
+mulR8N1_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR8N1_k:
 	VMOVUPS 0(BX), Z24
 	VFMADD231PS.BCST (SI)(DX*1), Z24, Z0
@@ -566,12 +779,12 @@ mulR8N1_k:
 	VFMADD231PS.BCST (R11)(DX*1), Z24, Z5
 	VFMADD231PS.BCST (R12)(DX*1), Z24, Z6
 	VFMADD231PS.BCST (R13)(DX*1), Z24, Z7
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR8N1_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z1, 0(AX)
@@ -587,71 +800,96 @@ mulR8N1_k:
 	VMOVUPS Z6, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z7, 0(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR8N1_plane
 	VZEROUPPER
 	RET
 
-// func mulR1N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR1N2(SB), NOSPLIT, $0-80
+// func mulR1N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR1N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR1N2_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR1N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	JMP mulR1N2_go
+mulR1N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+mulR1N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR1N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
 	VBROADCASTSS (SI)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z0
 	VFMADD231PS Z28, Z25, Z1
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR1N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR1N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR2N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR2N2(SB), NOSPLIT, $0-80
+// func mulR2N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR2N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR2N2_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR2N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	JMP mulR2N2_go
+mulR2N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	VMOVUPS 64(AX), Z3
+mulR2N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR2N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -661,47 +899,64 @@ mulR2N2_k:
 	VBROADCASTSS (DI)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z2
 	VFMADD231PS Z28, Z25, Z3
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR2N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ CX, AX
 	VMOVUPS Z2, 0(AX)
 	VMOVUPS Z3, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR2N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR3N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR3N2(SB), NOSPLIT, $0-80
+// func mulR3N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR3N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR3N2_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR3N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	JMP mulR3N2_go
+mulR3N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	VMOVUPS 64(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+mulR3N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR3N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -714,12 +969,12 @@ mulR3N2_k:
 	VBROADCASTSS (R8)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z4
 	VFMADD231PS Z28, Z25, Z5
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR3N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ CX, AX
@@ -728,19 +983,19 @@ mulR3N2_k:
 	ADDQ CX, AX
 	VMOVUPS Z4, 0(AX)
 	VMOVUPS Z5, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR3N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR4N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR4N2(SB), NOSPLIT, $0-80
+// func mulR4N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR4N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR4N2_plane:
 	MOVQ v+8(FP), SI
@@ -748,11 +1003,9 @@ mulR4N2_plane:
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR4N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -761,6 +1014,28 @@ mulR4N2_plane:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	JMP mulR4N2_go
+mulR4N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	VMOVUPS 64(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+mulR4N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR4N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -776,12 +1051,12 @@ mulR4N2_k:
 	VBROADCASTSS (R9)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z6
 	VFMADD231PS Z28, Z25, Z7
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR4N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ CX, AX
@@ -793,19 +1068,19 @@ mulR4N2_k:
 	ADDQ CX, AX
 	VMOVUPS Z6, 0(AX)
 	VMOVUPS Z7, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR4N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR5N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR5N2(SB), NOSPLIT, $0-80
+// func mulR5N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR5N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR5N2_plane:
 	MOVQ v+8(FP), SI
@@ -814,11 +1089,9 @@ mulR5N2_plane:
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR5N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -829,6 +1102,31 @@ mulR5N2_plane:
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
+	JMP mulR5N2_go
+mulR5N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	VMOVUPS 64(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+mulR5N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR5N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -847,12 +1145,12 @@ mulR5N2_k:
 	VBROADCASTSS (R10)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z8
 	VFMADD231PS Z28, Z25, Z9
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR5N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ CX, AX
@@ -867,19 +1165,19 @@ mulR5N2_k:
 	ADDQ CX, AX
 	VMOVUPS Z8, 0(AX)
 	VMOVUPS Z9, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR5N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR6N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR6N2(SB), NOSPLIT, $0-80
+// func mulR6N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR6N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR6N2_plane:
 	MOVQ v+8(FP), SI
@@ -889,11 +1187,9 @@ mulR6N2_plane:
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR6N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -906,6 +1202,34 @@ mulR6N2_plane:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	JMP mulR6N2_go
+mulR6N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	VMOVUPS 64(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z10
+	VMOVUPS 64(AX), Z11
+mulR6N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR6N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -927,12 +1251,12 @@ mulR6N2_k:
 	VBROADCASTSS (R11)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z10
 	VFMADD231PS Z28, Z25, Z11
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR6N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ CX, AX
@@ -950,19 +1274,19 @@ mulR6N2_k:
 	ADDQ CX, AX
 	VMOVUPS Z10, 0(AX)
 	VMOVUPS Z11, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR6N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR7N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR7N2(SB), NOSPLIT, $0-80
+// func mulR7N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR7N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR7N2_plane:
 	MOVQ v+8(FP), SI
@@ -973,11 +1297,9 @@ mulR7N2_plane:
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR7N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -992,6 +1314,37 @@ mulR7N2_plane:
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
+	JMP mulR7N2_go
+mulR7N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	VMOVUPS 64(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z10
+	VMOVUPS 64(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+mulR7N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR7N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1016,12 +1369,12 @@ mulR7N2_k:
 	VBROADCASTSS (R12)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z12
 	VFMADD231PS Z28, Z25, Z13
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR7N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ CX, AX
@@ -1042,19 +1395,19 @@ mulR7N2_k:
 	ADDQ CX, AX
 	VMOVUPS Z12, 0(AX)
 	VMOVUPS Z13, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR7N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR8N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR8N2(SB), NOSPLIT, $0-80
+// func mulR8N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR8N2(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR8N2_plane:
 	MOVQ v+8(FP), SI
@@ -1066,11 +1419,9 @@ mulR8N2_plane:
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
 	LEAQ (R12)(AX*1), R13
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR8N2_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1087,6 +1438,40 @@ mulR8N2_plane:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	JMP mulR8N2_go
+mulR8N2_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z2
+	VMOVUPS 64(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z10
+	VMOVUPS 64(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z14
+	VMOVUPS 64(AX), Z15
+mulR8N2_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR8N2_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1114,12 +1499,12 @@ mulR8N2_k:
 	VBROADCASTSS (R13)(DX*1), Z28
 	VFMADD231PS Z28, Z24, Z14
 	VFMADD231PS Z28, Z25, Z15
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR8N2_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ CX, AX
@@ -1143,31 +1528,43 @@ mulR8N2_k:
 	ADDQ CX, AX
 	VMOVUPS Z14, 0(AX)
 	VMOVUPS Z15, 64(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR8N2_plane
 	VZEROUPPER
 	RET
 
-// func mulR1N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR1N3(SB), NOSPLIT, $0-80
+// func mulR1N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR1N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR1N3_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR1N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
+	JMP mulR1N3_go
+mulR1N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+mulR1N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR1N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1176,44 +1573,60 @@ mulR1N3_k:
 	VFMADD231PS Z28, Z24, Z0
 	VFMADD231PS Z28, Z25, Z1
 	VFMADD231PS Z28, Z26, Z2
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR1N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR1N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR2N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR2N3(SB), NOSPLIT, $0-80
+// func mulR2N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR2N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR2N3_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR2N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	JMP mulR2N3_go
+mulR2N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+mulR2N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR2N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1226,12 +1639,12 @@ mulR2N3_k:
 	VFMADD231PS Z28, Z24, Z3
 	VFMADD231PS Z28, Z25, Z4
 	VFMADD231PS Z28, Z26, Z5
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR2N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1239,30 +1652,28 @@ mulR2N3_k:
 	VMOVUPS Z3, 0(AX)
 	VMOVUPS Z4, 64(AX)
 	VMOVUPS Z5, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR2N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR3N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR3N3(SB), NOSPLIT, $0-80
+// func mulR3N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR3N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR3N3_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR3N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1272,6 +1683,28 @@ mulR3N3_plane:
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
+	JMP mulR3N3_go
+mulR3N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	VMOVUPS 128(AX), Z8
+mulR3N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR3N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1288,12 +1721,12 @@ mulR3N3_k:
 	VFMADD231PS Z28, Z24, Z6
 	VFMADD231PS Z28, Z25, Z7
 	VFMADD231PS Z28, Z26, Z8
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR3N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1305,19 +1738,19 @@ mulR3N3_k:
 	VMOVUPS Z6, 0(AX)
 	VMOVUPS Z7, 64(AX)
 	VMOVUPS Z8, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR3N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR4N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR4N3(SB), NOSPLIT, $0-80
+// func mulR4N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR4N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR4N3_plane:
 	MOVQ v+8(FP), SI
@@ -1325,11 +1758,9 @@ mulR4N3_plane:
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR4N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1342,6 +1773,32 @@ mulR4N3_plane:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	JMP mulR4N3_go
+mulR4N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	VMOVUPS 128(AX), Z8
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z9
+	VMOVUPS 64(AX), Z10
+	VMOVUPS 128(AX), Z11
+mulR4N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR4N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1362,12 +1819,12 @@ mulR4N3_k:
 	VFMADD231PS Z28, Z24, Z9
 	VFMADD231PS Z28, Z25, Z10
 	VFMADD231PS Z28, Z26, Z11
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR4N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1383,19 +1840,19 @@ mulR4N3_k:
 	VMOVUPS Z9, 0(AX)
 	VMOVUPS Z10, 64(AX)
 	VMOVUPS Z11, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR4N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR5N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR5N3(SB), NOSPLIT, $0-80
+// func mulR5N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR5N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR5N3_plane:
 	MOVQ v+8(FP), SI
@@ -1404,11 +1861,9 @@ mulR5N3_plane:
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR5N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1424,6 +1879,36 @@ mulR5N3_plane:
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
+	JMP mulR5N3_go
+mulR5N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	VMOVUPS 128(AX), Z8
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z9
+	VMOVUPS 64(AX), Z10
+	VMOVUPS 128(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+mulR5N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR5N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1448,12 +1933,12 @@ mulR5N3_k:
 	VFMADD231PS Z28, Z24, Z12
 	VFMADD231PS Z28, Z25, Z13
 	VFMADD231PS Z28, Z26, Z14
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR5N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1473,19 +1958,19 @@ mulR5N3_k:
 	VMOVUPS Z12, 0(AX)
 	VMOVUPS Z13, 64(AX)
 	VMOVUPS Z14, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR5N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR6N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR6N3(SB), NOSPLIT, $0-80
+// func mulR6N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR6N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR6N3_plane:
 	MOVQ v+8(FP), SI
@@ -1495,11 +1980,9 @@ mulR6N3_plane:
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR6N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1518,6 +2001,40 @@ mulR6N3_plane:
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
+	JMP mulR6N3_go
+mulR6N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	VMOVUPS 128(AX), Z8
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z9
+	VMOVUPS 64(AX), Z10
+	VMOVUPS 128(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z15
+	VMOVUPS 64(AX), Z16
+	VMOVUPS 128(AX), Z17
+mulR6N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR6N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1546,12 +2063,12 @@ mulR6N3_k:
 	VFMADD231PS Z28, Z24, Z15
 	VFMADD231PS Z28, Z25, Z16
 	VFMADD231PS Z28, Z26, Z17
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR6N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1575,19 +2092,19 @@ mulR6N3_k:
 	VMOVUPS Z15, 0(AX)
 	VMOVUPS Z16, 64(AX)
 	VMOVUPS Z17, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR6N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR7N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR7N3(SB), NOSPLIT, $0-80
+// func mulR7N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR7N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR7N3_plane:
 	MOVQ v+8(FP), SI
@@ -1598,11 +2115,9 @@ mulR7N3_plane:
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR7N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1624,6 +2139,44 @@ mulR7N3_plane:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
+	JMP mulR7N3_go
+mulR7N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	VMOVUPS 128(AX), Z8
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z9
+	VMOVUPS 64(AX), Z10
+	VMOVUPS 128(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z15
+	VMOVUPS 64(AX), Z16
+	VMOVUPS 128(AX), Z17
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z18
+	VMOVUPS 64(AX), Z19
+	VMOVUPS 128(AX), Z20
+mulR7N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR7N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1656,12 +2209,12 @@ mulR7N3_k:
 	VFMADD231PS Z28, Z24, Z18
 	VFMADD231PS Z28, Z25, Z19
 	VFMADD231PS Z28, Z26, Z20
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR7N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1689,19 +2242,19 @@ mulR7N3_k:
 	VMOVUPS Z18, 0(AX)
 	VMOVUPS Z19, 64(AX)
 	VMOVUPS Z20, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR7N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR8N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR8N3(SB), NOSPLIT, $0-80
+// func mulR8N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR8N3(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR8N3_plane:
 	MOVQ v+8(FP), SI
@@ -1713,11 +2266,9 @@ mulR8N3_plane:
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
 	LEAQ (R12)(AX*1), R13
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR8N3_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1742,6 +2293,48 @@ mulR8N3_plane:
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
+	JMP mulR8N3_go
+mulR8N3_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z6
+	VMOVUPS 64(AX), Z7
+	VMOVUPS 128(AX), Z8
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z9
+	VMOVUPS 64(AX), Z10
+	VMOVUPS 128(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z15
+	VMOVUPS 64(AX), Z16
+	VMOVUPS 128(AX), Z17
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z18
+	VMOVUPS 64(AX), Z19
+	VMOVUPS 128(AX), Z20
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z21
+	VMOVUPS 64(AX), Z22
+	VMOVUPS 128(AX), Z23
+mulR8N3_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR8N3_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1778,12 +2371,12 @@ mulR8N3_k:
 	VFMADD231PS Z28, Z24, Z21
 	VFMADD231PS Z28, Z25, Z22
 	VFMADD231PS Z28, Z26, Z23
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR8N3_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1815,32 +2408,45 @@ mulR8N3_k:
 	VMOVUPS Z21, 0(AX)
 	VMOVUPS Z22, 64(AX)
 	VMOVUPS Z23, 128(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR8N3_plane
 	VZEROUPPER
 	RET
 
-// func mulR1N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR1N4(SB), NOSPLIT, $0-80
+// func mulR1N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR1N4(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR1N4_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR1N4_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	JMP mulR1N4_go
+mulR1N4_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+mulR1N4_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR1N4_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1851,39 +2457,37 @@ mulR1N4_k:
 	VFMADD231PS Z28, Z25, Z1
 	VFMADD231PS Z28, Z26, Z2
 	VFMADD231PS Z28, Z27, Z3
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR1N4_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
 	VMOVUPS Z3, 192(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR1N4_plane
 	VZEROUPPER
 	RET
 
-// func mulR2N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR2N4(SB), NOSPLIT, $0-80
+// func mulR2N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR2N4(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR2N4_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR2N4_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1892,6 +2496,26 @@ mulR2N4_plane:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	JMP mulR2N4_go
+mulR2N4_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 192(AX), Z7
+mulR2N4_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR2N4_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1907,12 +2531,12 @@ mulR2N4_k:
 	VFMADD231PS Z28, Z25, Z5
 	VFMADD231PS Z28, Z26, Z6
 	VFMADD231PS Z28, Z27, Z7
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR2N4_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1922,30 +2546,28 @@ mulR2N4_k:
 	VMOVUPS Z5, 64(AX)
 	VMOVUPS Z6, 128(AX)
 	VMOVUPS Z7, 192(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR2N4_plane
 	VZEROUPPER
 	RET
 
-// func mulR3N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR3N4(SB), NOSPLIT, $0-80
+// func mulR3N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR3N4(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR3N4_plane:
 	MOVQ v+8(FP), SI
 	MOVQ ldv+32(FP), AX
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR3N4_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1958,6 +2580,31 @@ mulR3N4_plane:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	JMP mulR3N4_go
+mulR3N4_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 192(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+	VMOVUPS 128(AX), Z10
+	VMOVUPS 192(AX), Z11
+mulR3N4_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR3N4_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -1978,12 +2625,12 @@ mulR3N4_k:
 	VFMADD231PS Z28, Z25, Z9
 	VFMADD231PS Z28, Z26, Z10
 	VFMADD231PS Z28, Z27, Z11
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR3N4_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -1998,19 +2645,19 @@ mulR3N4_k:
 	VMOVUPS Z9, 64(AX)
 	VMOVUPS Z10, 128(AX)
 	VMOVUPS Z11, 192(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR3N4_plane
 	VZEROUPPER
 	RET
 
-// func mulR4N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR4N4(SB), NOSPLIT, $0-80
+// func mulR4N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR4N4(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR4N4_plane:
 	MOVQ v+8(FP), SI
@@ -2018,11 +2665,9 @@ mulR4N4_plane:
 	LEAQ (SI)(AX*1), DI
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR4N4_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2039,6 +2684,36 @@ mulR4N4_plane:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	JMP mulR4N4_go
+mulR4N4_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 192(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+	VMOVUPS 128(AX), Z10
+	VMOVUPS 192(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+	VMOVUPS 192(AX), Z15
+mulR4N4_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR4N4_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -2064,12 +2739,12 @@ mulR4N4_k:
 	VFMADD231PS Z28, Z25, Z13
 	VFMADD231PS Z28, Z26, Z14
 	VFMADD231PS Z28, Z27, Z15
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR4N4_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -2089,19 +2764,19 @@ mulR4N4_k:
 	VMOVUPS Z13, 64(AX)
 	VMOVUPS Z14, 128(AX)
 	VMOVUPS Z15, 192(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR4N4_plane
 	VZEROUPPER
 	RET
 
-// func mulR5N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR5N4(SB), NOSPLIT, $0-80
+// func mulR5N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR5N4(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR5N4_plane:
 	MOVQ v+8(FP), SI
@@ -2110,11 +2785,9 @@ mulR5N4_plane:
 	LEAQ (DI)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR5N4_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2135,6 +2808,41 @@ mulR5N4_plane:
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
+	JMP mulR5N4_go
+mulR5N4_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 192(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+	VMOVUPS 128(AX), Z10
+	VMOVUPS 192(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+	VMOVUPS 192(AX), Z15
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z16
+	VMOVUPS 64(AX), Z17
+	VMOVUPS 128(AX), Z18
+	VMOVUPS 192(AX), Z19
+mulR5N4_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR5N4_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -2165,12 +2873,12 @@ mulR5N4_k:
 	VFMADD231PS Z28, Z25, Z17
 	VFMADD231PS Z28, Z26, Z18
 	VFMADD231PS Z28, Z27, Z19
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR5N4_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -2195,19 +2903,19 @@ mulR5N4_k:
 	VMOVUPS Z17, 64(AX)
 	VMOVUPS Z18, 128(AX)
 	VMOVUPS Z19, 192(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR5N4_plane
 	VZEROUPPER
 	RET
 
-// func mulR6N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
-TEXT ·mulR6N4(SB), NOSPLIT, $0-80
+// func mulR6N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+TEXT ·mulR6N4(SB), NOSPLIT, $0-89
 	MOVQ $16, R14
 mulR6N4_plane:
 	MOVQ v+8(FP), SI
@@ -2217,11 +2925,9 @@ mulR6N4_plane:
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
-	MOVQ u+16(FP), BX
-	MOVQ ldu+40(FP), CX
-	MOVQ k+24(FP), AX
-	SHLQ $2, AX
-	XORQ DX, DX
+	MOVBLZX load+88(FP), AX
+	TESTQ AX, AX
+	JNZ mulR6N4_load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2246,6 +2952,46 @@ mulR6N4_plane:
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
+	JMP mulR6N4_go
+mulR6N4_load:
+	MOVQ m+0(FP), AX
+	MOVQ ldm+56(FP), CX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z4
+	VMOVUPS 64(AX), Z5
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 192(AX), Z7
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z8
+	VMOVUPS 64(AX), Z9
+	VMOVUPS 128(AX), Z10
+	VMOVUPS 192(AX), Z11
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+	VMOVUPS 192(AX), Z15
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z16
+	VMOVUPS 64(AX), Z17
+	VMOVUPS 128(AX), Z18
+	VMOVUPS 192(AX), Z19
+	ADDQ CX, AX
+	VMOVUPS 0(AX), Z20
+	VMOVUPS 64(AX), Z21
+	VMOVUPS 128(AX), Z22
+	VMOVUPS 192(AX), Z23
+mulR6N4_go:
+	MOVQ u+16(FP), BX
+	MOVQ ldu+48(FP), CX
+	MOVQ kv+40(FP), R15
+	MOVQ k+24(FP), AX
+	IMULQ R15, AX
+	XORQ DX, DX
 mulR6N4_k:
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 64(BX), Z25
@@ -2281,12 +3027,12 @@ mulR6N4_k:
 	VFMADD231PS Z28, Z25, Z21
 	VFMADD231PS Z28, Z26, Z22
 	VFMADD231PS Z28, Z27, Z23
-	ADDQ $4, DX
+	ADDQ R15, DX
 	ADDQ CX, BX
 	CMPQ DX, AX
 	JLT mulR6N4_k
 	MOVQ m+0(FP), AX
-	MOVQ ldm+48(FP), CX
+	MOVQ ldm+56(FP), CX
 	VMOVUPS Z0, 0(AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -2316,11 +3062,11 @@ mulR6N4_k:
 	VMOVUPS Z21, 64(AX)
 	VMOVUPS Z22, 128(AX)
 	VMOVUPS Z23, 192(AX)
-	MOVQ sm+56(FP), AX
+	MOVQ sm+64(FP), AX
 	ADDQ AX, m+0(FP)
-	MOVQ sv+64(FP), AX
+	MOVQ sv+72(FP), AX
 	ADDQ AX, v+8(FP)
-	MOVQ su+72(FP), AX
+	MOVQ su+80(FP), AX
 	ADDQ AX, u+16(FP)
 	DECQ R14
 	JNZ mulR6N4_plane

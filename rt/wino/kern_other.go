@@ -13,6 +13,8 @@ func outputTiles(*float32, *float32, int, int, int, int, bool) {
 	panic("wino: no assembly in this build")
 }
 
-func mulKernel(int, int, *float32, *float32, *float32, int, int, int, int, int, int, int) {
+func mulKernel(int, int, *float32, *float32, *float32, int, int, int, int, int, int, int, int, bool) {
 	panic("wino: no assembly in this build")
 }
+
+func gradTiles(*float32, *float32, int, int, int, int, int) { panic("wino: no assembly in this build") }

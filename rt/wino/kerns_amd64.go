@@ -11,159 +11,162 @@ func inputTiles(v *float32, x *float32, ldx int, tiles int, cv int, ldv int)
 func outputTiles(y *float32, m *float32, ldy int, tiles int, ov int, ldm int, add bool)
 
 //go:noescape
-func mulR1N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func gradTiles(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
 
 //go:noescape
-func mulR2N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR1N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR3N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR2N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR4N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR3N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR5N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR4N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR6N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR5N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR7N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR6N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR8N1(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR7N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR1N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR8N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR2N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR1N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR3N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR2N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR4N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR3N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR5N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR4N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR6N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR5N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR7N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR6N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR8N2(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR7N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR1N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR8N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR2N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR1N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR3N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR2N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR4N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR3N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR5N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR4N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR6N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR5N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR7N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR6N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR8N3(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR7N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR1N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR8N3(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR2N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR1N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR3N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR2N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR4N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR3N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR5N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR4N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
-func mulR6N4(m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int)
+func mulR5N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mulR6N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 // mulKernel runs the product kernel of r rows and nv column vectors
 // (a switch, not a table of funcs, so that the operands do not escape).
-func mulKernel(r, nv int, m, v, u *float32, k, ldv, ldu, ldm, sm, sv, su int) {
+func mulKernel(r, nv int, m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool) {
 	switch nv*16 + r {
 	case 17:
-		mulR1N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR1N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 18:
-		mulR2N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR2N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 19:
-		mulR3N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR3N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 20:
-		mulR4N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR4N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 21:
-		mulR5N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR5N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 22:
-		mulR6N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR6N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 23:
-		mulR7N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR7N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 24:
-		mulR8N1(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR8N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 33:
-		mulR1N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR1N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 34:
-		mulR2N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR2N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 35:
-		mulR3N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR3N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 36:
-		mulR4N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR4N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 37:
-		mulR5N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR5N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 38:
-		mulR6N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR6N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 39:
-		mulR7N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR7N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 40:
-		mulR8N2(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR8N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 49:
-		mulR1N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR1N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 50:
-		mulR2N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR2N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 51:
-		mulR3N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR3N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 52:
-		mulR4N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR4N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 53:
-		mulR5N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR5N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 54:
-		mulR6N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR6N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 55:
-		mulR7N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR7N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 56:
-		mulR8N3(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR8N3(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 65:
-		mulR1N4(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR1N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 66:
-		mulR2N4(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR2N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 67:
-		mulR3N4(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR3N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 68:
-		mulR4N4(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR4N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 69:
-		mulR5N4(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR5N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 70:
-		mulR6N4(m, v, u, k, ldv, ldu, ldm, sm, sv, su)
+		mulR6N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	default:
 		panic("wino: no product kernel of this size")
 	}

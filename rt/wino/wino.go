@@ -214,7 +214,7 @@ func multiply(asm bool, m, v, u *float32, tiles, c, o, ldv, ldm int) {
 			for rb := 0; rb < tiles; rb += maxRows[nv] {
 				r := min(maxRows[nv], tiles-rb)
 				mulKernel(r, nv, (*float32)(unsafe.Add(unsafe.Pointer(m), 4*(rb*o+cb))), (*float32)(unsafe.Add(unsafe.Pointer(v), 4*rb*c)),
-					(*float32)(unsafe.Add(unsafe.Pointer(u), 4*cb)), c, 4*c, 4*o, 4*o, 4*ldm, 4*ldv, 4*c*o)
+					(*float32)(unsafe.Add(unsafe.Pointer(u), 4*cb)), c, 4*c, 4, 4*o, 4*o, 4*ldm, 4*ldv, 4*c*o, false)
 			}
 		}
 		return

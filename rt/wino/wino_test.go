@@ -219,3 +219,85 @@ func TestPadded(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelGrad compares KernelGrad, in the assembly kernels where the
+// CPU has them and in Go, with the float64 sums on random data, over
+// several images, channel counts and chunkings, storing and adding,
+// whole and in parts (GradSums, the same bits whichever part finishes
+// last). Tolerance: 1e-5 of the sum of the products' magnitudes.
+func TestKernelGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	geoms := []Geom{
+		{N: 2, H: 4, W: 4, C: 16, O: 16},
+		{N: 3, H: 8, W: 12, C: 32, O: 48},
+		{N: 1, H: 6, W: 70, C: 64, O: 80, Add: true},
+		{N: 2, H: 2, W: 2, C: 16, O: 144},
+	}
+	for _, g0 := range geoms {
+		for _, asm := range []bool{false, true} {
+			if asm && !useAsm() {
+				continue
+			}
+			g := g0
+			g.XRow = (g.W+2)*g.C + 16
+			g.YRow = g.W*g.O + 16
+			g.XImg, g.YImg = (g.H+2)*g.XRow+16, g.H*g.YRow
+			x := randSlice(rng, g.N*g.XImg)
+			dy := randSlice(rng, g.N*g.YImg)
+			dw0 := randSlice(rng, 9*g.C*g.O)
+			want, mag := make([]float64, len(dw0)), make([]float64, len(dw0))
+			for o := range g.O {
+				for i := range 3 {
+					for j := range 3 {
+						for c := range g.C {
+							k := ((o*3+i)*3+j)*g.C + c
+							if g.Add {
+								want[k] = float64(dw0[k])
+							}
+							for n := range g.N {
+								for p := range g.H {
+									for q := range g.W {
+										a := float64(x[n*g.XImg+(p+i)*g.XRow+(q+j)*g.C+c]) * float64(dy[n*g.YImg+p*g.YRow+q*g.O+o])
+										want[k] += a
+										mag[k] += math.Abs(a)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+			check := func(dw []float32, how string) {
+				for k := range dw {
+					if d := math.Abs(float64(dw[k]) - want[k]); d > 1e-5*(mag[k]+math.Abs(want[k])) || math.IsNaN(float64(dw[k])) {
+						t.Fatalf("%+v asm=%v %s: dw[%d] = %g, want %g", g, asm, how, k, dw[k], want[k])
+					}
+				}
+			}
+			dw := append([]float32(nil), dw0...)
+			acc := make([]float32, GradAccLen(g.C, g.O))
+			sumTiles(asm, acc, &x[0], &dy[0], g, 0, g.N)
+			writeGrad(&dw[0], acc, g, 9*g.C, 3*g.C, g.C)
+			check(dw, "whole")
+			if asm {
+				// In 3 parts, run in reverse order: the last to finish
+				// writes dw, the same bits as in order.
+				var s GradSums
+				var got [2][]float32
+				for i, order := range [][]int{{0, 1, 2}, {2, 1, 0}} {
+					got[i] = append([]float32(nil), dw0...)
+					s.Prepare(g.C, g.O, 3)
+					for _, p := range order {
+						s.KernelGrad(&got[i][0], &x[0], &dy[0], g, 9*g.C, 3*g.C, g.C, p, 3)
+					}
+					check(got[i], "in 3 parts")
+				}
+				for k := range got[0] {
+					if math.Float32bits(got[0][k]) != math.Float32bits(got[1][k]) {
+						t.Fatalf("%+v: dw[%d] = %g with the parts in order, %g in reverse", g, k, got[0][k], got[1][k])
+					}
+				}
+			}
+		}
+	}
+}
