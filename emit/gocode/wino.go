@@ -76,10 +76,10 @@ func (k *kgen) winograd(n *asm.Nest) (*winoConv, bool) {
 	if w.row == nil {
 		return nil, false
 	}
-	// B's offset may depend on nothing but the part (none: B is a
-	// parameter read whole).
-	for v, s := range strides[n.B] {
-		if s != 0 && !k.free[v] {
+	// B's offset may depend on no variable, the part's included: its
+	// transform runs once, before the parts.
+	for _, s := range strides[n.B] {
+		if s != 0 {
 			return nil, false
 		}
 	}
@@ -183,6 +183,18 @@ func (k *kgen) winoGather(n *asm.Nest) (*winoConv, *bf16Gather, bool) {
 	}
 	c := g.calls[0]
 	sp := c.n.Spec
+	// B's offset (the flipped kernel's first tap) may depend on no
+	// variable, the part's included: its transform runs once, before the
+	// parts.
+	bst, ok := loopir.FlatStrides(c.n.Zero[n.B], k.p.Tensors[n.B].BufDims)
+	if !ok {
+		return nil, nil, false
+	}
+	for _, s := range bst {
+		if s != 0 {
+			return nil, nil, false
+		}
+	}
 	if sp.Overwrite || sp.K2 != 3 || sp.K3 != 3 || sp.AK != 1 || sp.AK2 != sp.K || sp.AM != sp.AK3 || sp.CN != 1 ||
 		c.rows[0].c != sp.N || c.rows[0].a != sp.AK2 || c.rows[0].ext < 2 {
 		return nil, nil, false
