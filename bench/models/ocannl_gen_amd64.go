@@ -1496,11 +1496,6 @@ func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX2 runs a float32 dot kernel, M=32 N=16 K=48 (3x3 tile); strides C 16,1 A 16,1 B 1,144.
-//
-//go:noescape
-func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
-
 // ocannlGemm47AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 32,1 A 32,1 B 1,16.
 //
 //go:noescape
@@ -1511,11 +1506,6 @@ func ocannlGemm47AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm48AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX2 runs a float32 dot kernel, M=16 N=32 K=96 (3x3 tile); strides C 32,1 A 32,1 B 1,288.
-//
-//go:noescape
-func ocannlGemm49AVX2(c *float32, a *float32, b *float32)
-
 // ocannlGemm50AVX2 runs a float32 dot kernel, M=8 N=64 K=32 (3x3 tile); strides C 64,1 A 64,1 B 1,32.
 //
 //go:noescape
@@ -1525,11 +1515,6 @@ func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm52AVX2 runs a float32 dot kernel, M=8 N=64 K=192 (3x3 tile); strides C 64,1 A 64,1 B 1,576.
-//
-//go:noescape
-func ocannlGemm52AVX2(c *float32, a *float32, b *float32)
 
 // ocannlGemm53AVX2 runs a float32 dot kernel, M=32 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
 //
@@ -1545,16 +1530,6 @@ func ocannlGemm54AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm55AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm56AVX2 runs a float32 broadcast kernel, M=8 N=192 K=64 (6x16 tile); strides C 704,1 A 512,1 B 576,1.
-//
-//go:noescape
-func ocannlGemm56AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm57AVX2 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (6x16 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
-//
-//go:noescape
-func ocannlGemm57AVX2(c *float32, a *float32, b *float32)
 
 // ocannlGemm58AVX2 runs a float32 broadcast kernel, M=8 N=96 K=64 (6x16 tile); strides C 1216,1 A 512,1 B 288,1.
 //
@@ -1576,16 +1551,6 @@ func ocannlGemm60AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm61AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm62AVX2 runs a float32 broadcast kernel, M=16 N=96 K=32 (6x16 tile); strides C 608,1 A 512,1 B 288,1.
-//
-//go:noescape
-func ocannlGemm62AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm63AVX2 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (6x16 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
-//
-//go:noescape
-func ocannlGemm63AVX2(c *float32, a *float32, b *float32)
-
 // ocannlGemm64AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32 (6x16 tile); strides C 1120,1 A 512,1 B 144,1.
 //
 //go:noescape
@@ -1605,16 +1570,6 @@ func ocannlGemm66AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm67AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm68AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16 (6x16 tile); strides C 560,1 A 512,1 B 144,1.
-//
-//go:noescape
-func ocannlGemm68AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm69AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (6x16 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
-//
-//go:noescape
-func ocannlGemm69AVX2(c *float32, a *float32, b *float32)
 
 // ocannlGemm70AVX2 runs a float32 broadcast kernel, M=16 N=9 K=32 (6x16 tile); strides C 27,1 A 1,512 B 105,1.
 //

@@ -1029,26 +1029,17 @@ func ocannlGemm44AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm44AVX2 cal
 // ocannlGemm45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm45AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm45AVX2 called without assembly") }
 
-// ocannlGemm46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm46AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm46AVX2 called without assembly") }
-
 // ocannlGemm47AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm47AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm47AVX2 called without assembly") }
 
 // ocannlGemm48AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm48AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm48AVX2 called without assembly") }
 
-// ocannlGemm49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm49AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm49AVX2 called without assembly") }
-
 // ocannlGemm50AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm50AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm50AVX2 called without assembly") }
 
 // ocannlGemm51AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm51AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm51AVX2 called without assembly") }
-
-// ocannlGemm52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm52AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm52AVX2 called without assembly") }
 
 // ocannlGemm53AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm53AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm53AVX2 called without assembly") }
@@ -1058,12 +1049,6 @@ func ocannlGemm54AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm54AVX2 cal
 
 // ocannlGemm55AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm55AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm55AVX2 called without assembly") }
-
-// ocannlGemm56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm56AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm56AVX2 called without assembly") }
-
-// ocannlGemm57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm57AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm57AVX2 called without assembly") }
 
 // ocannlGemm58AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm58AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm58AVX2 called without assembly") }
@@ -1077,12 +1062,6 @@ func ocannlGemm60AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm60AVX2 cal
 // ocannlGemm61AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm61AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm61AVX2 called without assembly") }
 
-// ocannlGemm62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm62AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm62AVX2 called without assembly") }
-
-// ocannlGemm63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm63AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm63AVX2 called without assembly") }
-
 // ocannlGemm64AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm64AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm64AVX2 called without assembly") }
 
@@ -1094,12 +1073,6 @@ func ocannlGemm66AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm66AVX2 cal
 
 // ocannlGemm67AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm67AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm67AVX2 called without assembly") }
-
-// ocannlGemm68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm68AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm68AVX2 called without assembly") }
-
-// ocannlGemm69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm69AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm69AVX2 called without assembly") }
 
 // ocannlGemm70AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm70AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm70AVX2 called without assembly") }

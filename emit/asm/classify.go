@@ -71,8 +71,9 @@ type Spec struct {
 	// k3, k2, then k innermost.
 	N2, CN2, BN2 int
 	K3, AK3, BK3 int
-	// Winograd: the AVX-512 tier runs this convolution in rt/wino
-	// (emit/gocode), so that tier has no kernel for it.
+	// Winograd: the tiers whose target has Winograd run this
+	// convolution in rt/wino (emit/gocode), so they have no kernel for
+	// it.
 	Winograd bool
 	// tb marks the broadcast view of a dot spec in the transposed-B
 	// form (transposed; never set in a spec the classifier makes).
@@ -80,9 +81,11 @@ type Spec struct {
 }
 
 // EmitsIn reports whether the kernel exists in tier t: the MVec kind is
-// AVX2 only (AVX-512 machines run the AVX2 kernel); a Winograd spec
-// too (AVX-512 machines run rt/wino).
-func (s *Spec) EmitsIn(t Config) bool { return !t.Wide || s.Kind != MVec && !s.Winograd }
+// AVX2 only (AVX-512 machines run the AVX2 kernel); a Winograd spec has
+// none in the tiers that run rt/wino instead.
+func (s *Spec) EmitsIn(t Config) bool {
+	return !(s.Winograd && t.Winograd) && (!t.Wide || s.Kind != MVec)
+}
 
 // folds reports whether a broadcast kernel has reduction axes besides
 // k (K2, K3).

@@ -87,14 +87,50 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))
 	var kernTiers []asm.Config
+	var winoTiers []string
+	for _, t := range tiers {
+		if t.Winograd && (wc != nil || wk != nil) {
+			winoTiers = append(winoTiers, t.Tier)
+		}
+	}
+	inWino := strings.Join(winoTiers, " and ") + " in rt/wino"
+	var winoCode []jen.Code
+	winoGuard := func() *jen.Statement {
+		var g *jen.Statement
+		for _, t := range tiers {
+			switch {
+			case !t.Winograd:
+			case g == nil:
+				g = jen.Id(t.Flag())
+			default:
+				g.Op("||").Id(t.Flag())
+			}
+		}
+		return g
+	}
+	kernNote := func() string {
+		if len(kernTiers) == 0 {
+			return ""
+		}
+		return "; " + n.Spec.Describe(kernTiers...)
+	}
 	for i, t := range tiers {
 		switch {
-		case wg != nil && t.Winograd:
-			calls[i] = append(append([]jen.Code(nil), pre...), k.winoGatherCalls(wc, wg, t.Flag())...)
-		case wc != nil && t.Winograd:
-			calls[i] = append(append([]jen.Code(nil), pre...), k.winoCalls(wc, t.Flag())...)
-		case wk != nil && t.Winograd:
-			calls[i] = append(append([]jen.Code(nil), pre...), k.winoGradCalls(wk, t.Flag())...)
+		case (wc != nil || wk != nil) && t.Winograd:
+			if winoCode == nil {
+				// Once for all the tiers running rt/wino (the same
+				// statements in each branch; what runs before the parts
+				// runs once, under any of their flags).
+				switch {
+				case wg != nil:
+					winoCode = k.winoGatherCalls(wc, wg, winoGuard)
+				case wc != nil:
+					winoCode = k.winoCalls(wc, winoGuard)
+				default:
+					winoCode = k.winoGradCalls(wk, winoGuard)
+				}
+			}
+			calls[i] = append(append([]jen.Code(nil), pre...), winoCode...)
 		case k.asm.KernelIn(idx, t): // else no kernel in this tier: dispatch skips it
 			calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
 			kernTiers = append(kernTiers, t)
@@ -103,11 +139,11 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	note := "// " + n.Spec.Describe(kernTiers...) + "."
 	switch {
 	case wg != nil:
-		note = fmt.Sprintf("// %dx%d input gradient of a 3x3 convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy); %s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, n.Spec.Describe(kernTiers...))
+		note = fmt.Sprintf("// %dx%d input gradient of a 3x3 convolution, %d -> %d channels: %s (Winograd F(2x2,3x3), the gather over a padded copy)%s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, inWino, kernNote())
 	case wc != nil:
-		note = fmt.Sprintf("// %dx%d convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); %s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, n.Spec.Describe(kernTiers...))
+		note = fmt.Sprintf("// %dx%d convolution, %d -> %d channels: %s (Winograd F(2x2,3x3))%s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, inWino, kernNote())
 	case wk != nil:
-		note = fmt.Sprintf("// the kernel gradient of a %dx%d 3x3 convolution, %d -> %d channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); %s.", wk.g.H, wk.g.W, wk.g.C, wk.g.O, n.Spec.Describe(kernTiers...))
+		note = fmt.Sprintf("// the kernel gradient of a %dx%d 3x3 convolution, %d -> %d channels: %s (Winograd F(2x2,3x3) transposed)%s.", wk.g.H, wk.g.W, wk.g.C, wk.g.O, inWino, kernNote())
 	}
 	return calls, note
 }

@@ -12,8 +12,8 @@ import (
 const winoPath = "github.com/ocannlgen/ocannlgen/rt/wino"
 
 // winoConv is a float32 contraction recognized as a 3x3 stride-1
-// convolution over a padded input, which the AVX-512 tier runs in
-// rt/wino (docs/design.md, "Winograd convolutions").
+// convolution over a padded input, which the tiers whose target has
+// Winograd run in rt/wino (docs/design.md, "Winograd convolutions").
 type winoConv struct {
 	n    *asm.Nest
 	g    wino.Geom
@@ -99,10 +99,11 @@ func (k *kgen) winograd(n *asm.Nest) (*winoConv, bool) {
 	return w, true
 }
 
-// winoCalls renders convolution w for the tier: the kernel's transform
-// into a scratch field (before the parts of a parallel nest, else
-// before the loops), then wino.Conv in the loops around the image.
-func (k *kgen) winoCalls(w *winoConv, flag string) []jen.Code {
+// winoCalls renders convolution w for the tiers running rt/wino: the
+// kernel's transform into a scratch field (before the parts of a
+// parallel nest, under guard, else before the loops), then wino.Conv in
+// the loops around the image.
+func (k *kgen) winoCalls(w *winoConv, guard func() *jen.Statement) []jen.Code {
 	n := w.n
 	if k.scratch == "" {
 		k.scratch = k.names.fresh("scratch")
@@ -119,7 +120,7 @@ func (k *kgen) winoCalls(w *winoConv, flag string) []jen.Code {
 	var pre []jen.Code
 	if k.free != nil {
 		// Once, before the parts, in this tier only.
-		k.parPack = append(k.parPack, jen.If(jen.Id(flag)).Block(weights))
+		k.parPack = append(k.parPack, jen.If(guard()).Block(weights))
 	} else {
 		pre = append(pre, weights)
 	}
@@ -164,7 +165,7 @@ func (k *kgen) winoCalls(w *winoConv, flag string) []jen.Code {
 // winoGather recognizes contraction n as a stride-1 3x3 convolution's
 // input gradient, the scatter C[p+i][q+j][c] += A[p][q][o] * B[o][i][j][c]
 // that bf16Gather rewrites as a gather over a copy of A with two zero
-// cells around its pixels and the kernel flipped: the AVX-512 tier runs
+// cells around its pixels and the kernel flipped: the Winograd tiers run
 // that gather in rt/wino, a convolution of the padded copy (wino.Padded)
 // with the flipped, transposed kernel (wino.Weights' strides), adding
 // to C's cells that the scatter reached less C's padding margins. The
@@ -218,11 +219,12 @@ func (k *kgen) winoGather(n *asm.Nest) (*winoConv, *bf16Gather, bool) {
 	return &winoConv{n: c.n, g: wg, cin: sp.K, imgs: c.n.Outer}, g, true
 }
 
-// winoGatherCalls renders the gather w of g for the tier: the padded
+// winoGatherCalls renders the gather w of g for the tiers running
+// rt/wino: the padded
 // copy of A and the flipped kernel's transform (before the parts of a
 // parallel nest, else before the loops), then wino.Conv in the loops
 // left around the call.
-func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, flag string) []jen.Code {
+func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, guard func() *jen.Statement) []jen.Code {
 	n := w.n
 	if k.scratch == "" {
 		k.scratch = k.names.fresh("scratch")
@@ -251,7 +253,7 @@ func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, flag string) []jen.Co
 	}
 	var pre []jen.Code
 	if k.free != nil {
-		k.parPack = append(k.parPack, jen.If(jen.Id(flag)).Block(prep...))
+		k.parPack = append(k.parPack, jen.If(guard()).Block(prep...))
 		if k.p.Tensors[n.A].Kind != inference.Param {
 			k.parPreReads = append(k.parPreReads, n.A)
 		}
@@ -356,11 +358,11 @@ func (k *kgen) winoKernelGrad(n *asm.Nest) (*winoGrad, bool) {
 	return w, true
 }
 
-// winoGradCalls renders kernel gradient w for the tier: the part's
+// winoGradCalls renders kernel gradient w for the tiers running rt/wino: the part's
 // share of the images in a wino.GradSums (the part that finishes last
 // writes the gradient; one part when the nest is serial), prepared
 // before the parts or the call.
-func (k *kgen) winoGradCalls(w *winoGrad, flag string) []jen.Code {
+func (k *kgen) winoGradCalls(w *winoGrad, guard func() *jen.Statement) []jen.Code {
 	n := w.n
 	if k.scratch == "" {
 		k.scratch = k.names.fresh("scratch")
@@ -391,7 +393,7 @@ func (k *kgen) winoGradCalls(w *winoGrad, flag string) []jen.Code {
 	part := jen.Lit(0)
 	if w.part {
 		part = jen.Id(k.loopName(w.ky))
-		k.parPack = append(k.parPack, jen.If(jen.Id(flag)).Block(prep))
+		k.parPack = append(k.parPack, jen.If(guard()).Block(prep))
 	} else {
 		code = append(code, prep)
 	}

@@ -260,12 +260,15 @@ type Vector struct {
 	// block (docs/benchmarks.md, "The GPT's contractions and optimizer step").
 	DotKCBytes int
 	// Winograd: float32 3x3 stride-1 convolutions of 16k input and
-	// output channels run in rt/wino (F(2x2,3x3): 16 multiplications
-	// per 2x2 output pixels and channel pair instead of 36) instead of
-	// the dot kernel. AVX-512 only (rt/wino's kernels). Measured on
-	// Zen 4: the ResNet-20's three stages ran at 159, 190 and 213
-	// GFLOP/s of direct-convolution flops against the dot kernel's ~100
-	// (docs/benchmarks.md, "Winograd convolutions").
+	// output channels, their input gradients and their kernel gradients
+	// run in rt/wino (F(2x2,3x3): 16 multiplications per 2x2 output
+	// pixels and channel pair instead of 36) instead of the dot and
+	// broadcast kernels (docs/design.md, "Winograd convolutions").
+	// Measured on Zen 4: the ResNet-20's three stages ran at 157-169,
+	// 190-199 and 214-217 GFLOP/s of direct-convolution flops in
+	// AVX-512 and 163, 175 and 205 in AVX2, against the dot kernel's
+	// ~100; the float32 ResNet-20 step went 85-90 -> 68.5-71 ms
+	// (docs/benchmarks.md, "Seventh session").
 	Winograd bool
 	// WideTileMinM is the least M for which a broadcast kernel at least
 	// WideNRVec vectors wide takes the WideMR x WideNRVec tile (0: never).
@@ -404,7 +407,7 @@ func Generic() CPU {
 func AVX2() CPU {
 	return CPU{Name: "amd64 AVX2+FMA", Loops: loops(), Parallel: parallel(), Kernels: kernels(),
 		Vector: Vector{Tier: "AVX2", Regs: 16, VecBytes: 32, MR: 6, NRVec: 2, DotMR: 3, DotNR: 3, KCBytes: 16 << 10,
-			PackMTiles: 3, PackMinBBytes: 16 << 10}}
+			PackMTiles: 3, PackMinBBytes: 16 << 10, Winograd: true}}
 }
 
 // AVX512 is the amd64 AVX-512 target: 32 ZMM registers, a 14x32 float32

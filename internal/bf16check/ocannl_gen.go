@@ -34287,7 +34287,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		wino.Weights(&scratch.pNetConv2d2KernelWino[0], &pNetConv2d2Kernel[0], 16, 16, 144, 48, 16, 1)
 	}
 	// 8 parts of i0 on the pool.
@@ -34572,7 +34572,7 @@ type ocannlConvTrainLossPart1 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvTrainLossPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// 12x12 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=12 N=16 K=48x3: AVX2 3x3 tile, k unblocked.
+	// 12x12 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3)).
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			wino.Conv(&scratch.net_conv2d_2_y[i0+2*j19][0][0][0], &scratch.net_conv2d_2_x[i0+2*j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
@@ -34586,9 +34586,14 @@ func (r3 *ocannlConvTrainLossPart1) Part(j19 int) {
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i1 := range 12 {
-				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
-			}
+			wino.Conv(&scratch.net_conv2d_2_y[i0+2*j19][0][0][0], &scratch.net_conv2d_2_x[i0+2*j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
+				C:    16,
+				H:    12,
+				O:    16,
+				W:    12,
+				XRow: 240,
+				YRow: 192,
+			})
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -35243,7 +35248,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		wino.Weights(&scratch.pNetConv2d2KernelWino[0], &pNetConv2d2Kernel[0], 16, 16, 144, 48, 16, 1)
 	}
 	// 8 parts of i0 on the pool.
@@ -35744,7 +35749,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	ocannlConvBackwardPart12Records.Put(rec13)
 
 	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		scratch.net_conv2d_1_x_1_gradWinoPad.Copy(&scratch.net_conv2d_1_x_1_grad[0][0][0][0], [4]int{16, 12, 12, 16}, [4]int{0, 2, 2, 0})
 		wino.Weights(&scratch.pNetConv2d2KernelWinoT[0], &pNetConv2d2Kernel[128], 16, 16, 1, -48, -16, 144)
 	}
@@ -35757,7 +35762,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	ocannlConvBackwardPart13Records.Put(rec14)
 
 	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		scratch.gNetConv2d2KernelWinoSums.Prepare(16, 16, 3)
 	}
 	// 3 parts of i4 on the pool.
@@ -35932,7 +35937,7 @@ type ocannlConvBackwardPart1 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r3 *ocannlConvBackwardPart1) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
-	// 12x12 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=12 N=16 K=48x3: AVX2 3x3 tile, k unblocked.
+	// 12x12 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3)).
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			wino.Conv(&scratch.net_conv2d_2_y[i0+2*j19][0][0][0], &scratch.net_conv2d_2_x[i0+2*j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
@@ -35946,9 +35951,14 @@ func (r3 *ocannlConvBackwardPart1) Part(j19 int) {
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			for i1 := range 12 {
-				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[i0+2*j19][i1][0][0], &scratch.net_conv2d_2_x[i0+2*j19][i1][0][0], &pNetConv2d2Kernel[0])
-			}
+			wino.Conv(&scratch.net_conv2d_2_y[i0+2*j19][0][0][0], &scratch.net_conv2d_2_x[i0+2*j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
+				C:    16,
+				H:    12,
+				O:    16,
+				W:    12,
+				XRow: 240,
+				YRow: 192,
+			})
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36473,7 +36483,7 @@ type ocannlConvBackwardPart13 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r25 *ocannlConvBackwardPart13) Part(j52 int) {
 	pNetConv2d2Kernel, scratch := r25.pNetConv2d2Kernel, r25.scratch
-	// 12x12 input gradient of a 3x3 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy); float32 broadcast kernel M=12 N=48 K=16: AVX2 6x16 tile, one k block.
+	// 12x12 input gradient of a 3x3 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy).
 	if ocannlAVX512 {
 		wino.Conv(&scratch.net_conv2d_2_x_grad[2*j52][1][1][0], scratch.net_conv2d_1_x_1_gradWinoPad.At(&scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d2KernelWinoT[0], wino.Geom{
 			Add:  true,
@@ -36488,13 +36498,18 @@ func (r25 *ocannlConvBackwardPart13) Part(j52 int) {
 			YRow: 240,
 		})
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 12 {
-				for i4 := range 3 {
-					ocannlGemm27AVX2(&scratch.net_conv2d_2_x_grad[i0+2*j52][i4][i2][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j52][0][i2][0], &pNetConv2d2Kernel[48*i4])
-				}
-			}
-		}
+		wino.Conv(&scratch.net_conv2d_2_x_grad[2*j52][1][1][0], scratch.net_conv2d_1_x_1_gradWinoPad.At(&scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d2KernelWinoT[0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    12,
+			N:    2,
+			O:    16,
+			W:    12,
+			XImg: 4096,
+			XRow: 256,
+			YImg: 3600,
+			YRow: 240,
+		})
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
@@ -36530,7 +36545,7 @@ type ocannlConvBackwardPart14 struct {
 // Part runs part j53 of the nest (0 <= j53 < 3).
 func (r26 *ocannlConvBackwardPart14) Part(j53 int) {
 	gNetConv2d2Kernel, scratch := r26.gNetConv2d2Kernel, r26.scratch
-	// the kernel gradient of a 12x12 3x3 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); float32 broadcast kernel M=16 N=48 K=12x12x16: AVX2 6x16 tile, one k block.
+	// the kernel gradient of a 12x12 3x3 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3) transposed).
 	if ocannlAVX512 {
 		scratch.gNetConv2d2KernelWinoSums.KernelGrad(&gNetConv2d2Kernel[0], &scratch.net_conv2d_2_x[0][0][0][0], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], wino.Geom{
 			Add:  true,
@@ -36545,7 +36560,18 @@ func (r26 *ocannlConvBackwardPart14) Part(j53 int) {
 			YRow: 192,
 		}, 144, 48, 16, j53, 3)
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&gNetConv2d2Kernel[48*j53], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_conv2d_2_x[0][j53][0][0])
+		scratch.gNetConv2d2KernelWinoSums.KernelGrad(&gNetConv2d2Kernel[0], &scratch.net_conv2d_2_x[0][0][0][0], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    12,
+			N:    16,
+			O:    16,
+			W:    12,
+			XImg: 3600,
+			XRow: 240,
+			YImg: 2304,
+			YRow: 192,
+		}, 144, 48, 16, j53, 3)
 	} else {
 		for i0 := range 16 {
 			for i1 := range 12 {

@@ -596,11 +596,6 @@ func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=12 N=16 K=48 (3x3 tile); strides C 16,1 A 16,1 B 1,144.
-//
-//go:noescape
-func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
-
 // ocannlGemm21AVX2 runs a float32 dot kernel, M=16 N=32 K=48 (3x3 tile); strides C 1152,1 A 3600,1 B 1,144.
 //
 //go:noescape
@@ -630,16 +625,6 @@ func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm27AVX2 runs a float32 broadcast kernel, M=12 N=48 K=16 (6x16 tile); strides C 240,1 A 192,1 B 144,1.
-//
-//go:noescape
-func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm28AVX2 runs a float32 broadcast kernel, M=16 N=48 K=12x12x16 (6x16 tile); strides C 144,1 A 1,16,192,2304 B 16,240,3600,1.
-//
-//go:noescape
-func ocannlGemm28AVX2(c *float32, a *float32, b *float32)
 
 // ocannlGemm29AVX2 runs a float32 broadcast kernel, M=16 N=9 K=12 (6x16 tile); strides C 27,1 A 1,192 B 45,1.
 //

@@ -390,9 +390,6 @@ func ocannlGemm18AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm18AVX2 cal
 // ocannlGemm19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm19AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm19AVX2 called without assembly") }
 
-// ocannlGemm20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm20AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm20AVX2 called without assembly") }
-
 // ocannlGemm21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm21AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm21AVX2 called without assembly") }
 
@@ -410,12 +407,6 @@ func ocannlGemm25AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm25AVX2 cal
 
 // ocannlGemm26AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm26AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm26AVX2 called without assembly") }
-
-// ocannlGemm27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm27AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm27AVX2 called without assembly") }
-
-// ocannlGemm28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm28AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm28AVX2 called without assembly") }
 
 // ocannlGemm29AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm29AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm29AVX2 called without assembly") }

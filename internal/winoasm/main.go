@@ -19,9 +19,21 @@ import (
 	"path/filepath"
 )
 
-// maxRows is the tallest tile of the product kernels for each number of
-// 16-lane column vectors (1 to 4): at most 24 accumulators.
-var maxRows = [5]int{0, 8, 8, 8, 6}
+// isa is a vector instruction set of the product kernels: the kernels'
+// name infix, its registers, and the tallest tile for each number of
+// column vectors (at most 24 accumulators of 32 ZMM, 12 of 16 YMM).
+type isa struct {
+	name, isa, reg string
+	vecBytes       int
+	maxRows        []int
+	bcast          bool // FMA with an embedded broadcast (EVEX)
+	zero           string
+}
+
+var isas = []isa{
+	{name: "", isa: "AVX-512", reg: "Z", vecBytes: 64, maxRows: []int{0, 8, 8, 8, 6}, bcast: true, zero: "VPXORD"},
+	{name: "2", isa: "AVX2", reg: "Y", vecBytes: 32, maxRows: []int{0, 8, 6}, zero: "VXORPS"},
+}
 
 func main() {
 	out := flag.String("o", "kern_amd64.s", "output file (the Go declarations go to kerns_amd64.go beside it)")
@@ -51,19 +63,33 @@ func outputTiles(y *float32, m *float32, ldy int, tiles int, ov int, ldm int, ad
 
 //go:noescape
 func gradTiles(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
+
+//go:noescape
+func inputTiles2(v *float32, x *float32, ldx int, tiles int, cv int, ldv int)
+
+//go:noescape
+func outputTiles2(y *float32, m *float32, ldy int, tiles int, ov int, ldm int, add bool)
+
+//go:noescape
+func gradTiles2(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
 `)
-	for nv := 1; nv <= 4; nv++ {
-		for r := 1; r <= maxRows[nv]; r++ {
-			fmt.Fprintf(&b, "\n//go:noescape\nfunc mulR%dN%d(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)\n", r, nv)
+	for _, t := range isas {
+		for nv := 1; nv < len(t.maxRows); nv++ {
+			for r := 1; r <= t.maxRows[nv]; r++ {
+				fmt.Fprintf(&b, "\n//go:noescape\nfunc mul%sR%dN%d(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)\n", t.name, r, nv)
+			}
 		}
 	}
-	b.WriteString("\n// mulKernel runs the product kernel of r rows and nv column vectors\n// (a switch, not a table of funcs, so that the operands do not escape).\nfunc mulKernel(r, nv int, m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool) {\n\tswitch nv*16 + r {\n")
-	for nv := 1; nv <= 4; nv++ {
-		for r := 1; r <= maxRows[nv]; r++ {
-			fmt.Fprintf(&b, "\tcase %d:\n\t\tmulR%dN%d(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)\n", nv*16+r, r, nv)
+	for _, t := range isas {
+		fmt.Fprintf(&b, "\n// mulKernel%s runs the %s product kernel of r rows and nv column\n// vectors (a switch, not a table of funcs, so that the operands do not\n// escape).\n", t.name, t.isa)
+		fmt.Fprintf(&b, "func mulKernel%s(r, nv int, m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool) {\n\tswitch nv*16 + r {\n", t.name)
+		for nv := 1; nv < len(t.maxRows); nv++ {
+			for r := 1; r <= t.maxRows[nv]; r++ {
+				fmt.Fprintf(&b, "\tcase %d:\n\t\tmul%sR%dN%d(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)\n", nv*16+r, t.name, r, nv)
+			}
 		}
+		b.WriteString("\tdefault:\n\t\tpanic(\"wino: no product kernel of this size\")\n\t}\n}\n")
 	}
-	b.WriteString("\tdefault:\n\t\tpanic(\"wino: no product kernel of this size\")\n\t}\n}\n")
 	return b.Bytes()
 }
 
@@ -83,9 +109,14 @@ func generate() []byte {
 	inputTiles(w)
 	outputTiles(w)
 	gradTiles(w)
-	for nv := 1; nv <= 4; nv++ {
-		for r := 1; r <= maxRows[nv]; r++ {
-			mul(w, r, nv)
+	inputTiles2(w)
+	outputTiles2(w)
+	gradTiles2(w)
+	for _, t := range isas {
+		for nv := 1; nv < len(t.maxRows); nv++ {
+			for r := 1; r <= t.maxRows[nv]; r++ {
+				mul(w, t, r, nv)
+			}
 		}
 	}
 	return w.b.Bytes()
@@ -245,8 +276,8 @@ var rowRegs = []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
 // m[r][n] (= or, when load, +=) sum over k of v[r][k] * u[k][n] for r
 // rows (v's ldv bytes apart, its k steps kv bytes apart; m's rows ldm
 // bytes apart) and nv*16 columns (u's rows ldu bytes apart).
-func mul(w *asmw, r, nv int) {
-	name := fmt.Sprintf("mulR%dN%d", r, nv)
+func mul(w *asmw, t isa, r, nv int) {
+	name := fmt.Sprintf("mul%sR%dN%d", t.name, r, nv)
 	fmt.Fprintf(&w.b, "\n// func %s(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)\nTEXT ·%s(SB), NOSPLIT, $0-89\n", name, name)
 	w.p("MOVQ $16, R14")
 	w.label(name + "_plane")
@@ -259,7 +290,7 @@ func mul(w *asmw, r, nv int) {
 	w.p("TESTQ AX, AX")
 	w.p("JNZ %s_load", name)
 	for a := 0; a < r*nv; a++ {
-		w.p("VPXORD Z%d, Z%d, Z%d", a, a, a)
+		w.p("%s %s%d, %s%d, %s%d", t.zero, t.reg, a, t.reg, a, t.reg, a)
 	}
 	w.p("JMP %s_go", name)
 	w.label(name + "_load")
@@ -267,7 +298,7 @@ func mul(w *asmw, r, nv int) {
 	w.p("MOVQ ldm+56(FP), CX")
 	for i := 0; i < r; i++ {
 		for j := 0; j < nv; j++ {
-			w.p("VMOVUPS %d(AX), Z%d", 64*j, i*nv+j)
+			w.p("VMOVUPS %d(AX), %s%d", t.vecBytes*j, t.reg, i*nv+j)
 		}
 		if i < r-1 {
 			w.p("ADDQ CX, AX")
@@ -282,16 +313,16 @@ func mul(w *asmw, r, nv int) {
 	w.p("XORQ DX, DX")
 	w.label(name + "_k")
 	for j := 0; j < nv; j++ {
-		w.p("VMOVUPS %d(BX), Z%d", 64*j, 24+j)
+		w.p("VMOVUPS %d(BX), %s%d", t.vecBytes*j, t.reg, uReg(t)+j)
 	}
 	for i := 0; i < r; i++ {
-		if nv == 1 {
+		if nv == 1 && t.bcast {
 			w.p("VFMADD231PS.BCST (%s)(DX*1), Z24, Z%d", rowRegs[i], i)
 			continue
 		}
-		w.p("VBROADCASTSS (%s)(DX*1), Z28", rowRegs[i])
+		w.p("VBROADCASTSS (%s)(DX*1), %s%d", rowRegs[i], t.reg, bReg(t))
 		for j := 0; j < nv; j++ {
-			w.p("VFMADD231PS Z28, Z%d, Z%d", 24+j, i*nv+j)
+			w.p("VFMADD231PS %s%d, %s%d, %s%d", t.reg, bReg(t), t.reg, uReg(t)+j, t.reg, i*nv+j)
 		}
 	}
 	w.p("ADDQ R15, DX")
@@ -302,7 +333,7 @@ func mul(w *asmw, r, nv int) {
 	w.p("MOVQ ldm+56(FP), CX")
 	for i := 0; i < r; i++ {
 		for j := 0; j < nv; j++ {
-			w.p("VMOVUPS Z%d, %d(AX)", i*nv+j, 64*j)
+			w.p("VMOVUPS %s%d, %d(AX)", t.reg, i*nv+j, t.vecBytes*j)
 		}
 		if i < r-1 {
 			w.p("ADDQ CX, AX")
@@ -319,6 +350,22 @@ func mul(w *asmw, r, nv int) {
 	w.p("JNZ %s_plane", name)
 	w.p("VZEROUPPER")
 	w.p("RET")
+}
+
+// uReg and bReg are the product kernels' registers of u's vectors and
+// of the broadcast.
+func uReg(t isa) int {
+	if t.reg == "Z" {
+		return 24
+	}
+	return 12
+}
+
+func bReg(t isa) int {
+	if t.reg == "Z" {
+		return 28
+	}
+	return 14
 }
 
 // gradTiles: D = A g A^T for each tile's 2x2 pixels g of the output's
@@ -387,6 +434,205 @@ TEXT ·gradTiles(SB), NOSPLIT, $0-56
 	w.p("DECQ DX")
 	w.p("JNZ grad_tile")
 	w.label("grad_done")
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// inputTiles2 is inputTiles in AVX2 (8 channels a vector, 16 YMM): the
+// rows of r = B^T d one at a time, each from two loads per column.
+func inputTiles2(w *asmw) {
+	w.b.WriteString(`
+// func inputTiles2(v *float32, x *float32, ldx int, tiles int, cv int, ldv int)
+TEXT ·inputTiles2(SB), NOSPLIT, $0-48
+`)
+	w.p("MOVQ v+0(FP), AX")
+	w.p("MOVQ x+8(FP), BX")
+	w.p("MOVQ ldx+16(FP), CX")
+	w.p("MOVQ tiles+24(FP), DX")
+	w.p("MOVQ cv+32(FP), R8")
+	w.p("SHLQ $5, R8")
+	w.p("MOVQ ldv+40(FP), DI")
+	w.p("LEAQ (CX)(CX*2), R12")
+	w.p("LEAQ (DI)(DI*2), R13")
+	w.p("TESTQ DX, DX")
+	w.p("JZ in2_done")
+	w.label("in2_tile")
+	w.p("MOVQ BX, R10")
+	w.p("MOVQ AX, R11")
+	w.p("MOVQ R8, SI")
+	w.p("SHRQ $5, SI")
+	w.label("in2_vec")
+	rowAt := []string{"(R9)", "(R9)(CX*1)", "(R9)(CX*2)", "(R9)(R12*1)"}
+	// r's row i: d[a] op d[b] (sub: d[a] - d[b]; add: d[a] + d[b]).
+	rows := []struct {
+		a, b int
+		op   string
+	}{{0, 2, "VSUBPS"}, {1, 2, "VADDPS"}, {2, 1, "VSUBPS"}, {1, 3, "VSUBPS"}}
+	for i, rw := range rows {
+		w.p("MOVQ R10, R9")
+		for j := 0; j < 4; j++ {
+			if j > 0 {
+				w.p("ADDQ R8, R9")
+			}
+			w.p("VMOVUPS %s, Y8", rowAt[rw.a])
+			w.p("VMOVUPS %s, Y9", rowAt[rw.b])
+			w.p("%s Y9, Y8, Y%d", rw.op, j)
+		}
+		w.p("VSUBPS Y2, Y0, Y4")
+		w.p("VADDPS Y2, Y1, Y5")
+		w.p("VSUBPS Y1, Y2, Y6")
+		w.p("VSUBPS Y3, Y1, Y7")
+		w.p("MOVQ R11, R9")
+		for k := 0; k < i; k++ {
+			w.p("LEAQ (R9)(DI*4), R9")
+		}
+		w.p("VMOVUPS Y4, (R9)")
+		w.p("VMOVUPS Y5, (R9)(DI*1)")
+		w.p("VMOVUPS Y6, (R9)(DI*2)")
+		w.p("VMOVUPS Y7, (R9)(R13*1)")
+	}
+	w.p("ADDQ $32, R10")
+	w.p("ADDQ $32, R11")
+	w.p("DECQ SI")
+	w.p("JNZ in2_vec")
+	w.p("LEAQ (BX)(R8*2), BX")
+	w.p("ADDQ R8, AX")
+	w.p("DECQ DX")
+	w.p("JNZ in2_tile")
+	w.label("in2_done")
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// outputTiles2 is outputTiles in AVX2: t = A^T m column by column.
+func outputTiles2(w *asmw) {
+	w.b.WriteString(`
+// func outputTiles2(y *float32, m *float32, ldy int, tiles int, ov int, ldm int, add bool)
+TEXT ·outputTiles2(SB), NOSPLIT, $0-49
+`)
+	w.p("MOVQ y+0(FP), AX")
+	w.p("MOVQ m+8(FP), BX")
+	w.p("MOVQ ldy+16(FP), CX")
+	w.p("MOVQ tiles+24(FP), DX")
+	w.p("MOVQ ov+32(FP), R8")
+	w.p("SHLQ $5, R8")
+	w.p("MOVQ ldm+40(FP), DI")
+	w.p("MOVBLZX add+48(FP), R13")
+	w.p("LEAQ (DI)(DI*2), R12")
+	w.p("TESTQ DX, DX")
+	w.p("JZ out2_done")
+	w.label("out2_tile")
+	w.p("MOVQ AX, R10")
+	w.p("MOVQ BX, R11")
+	w.p("MOVQ R8, SI")
+	w.p("SHRQ $5, SI")
+	w.label("out2_vec")
+	w.p("MOVQ R11, R9")
+	for j := 0; j < 4; j++ {
+		if j > 0 {
+			w.p("ADDQ DI, R9")
+		}
+		// m_ij for i = 0..3: planes j, 4+j, 8+j, 12+j
+		w.p("VMOVUPS (R9), Y0")
+		w.p("VMOVUPS (R9)(DI*4), Y1")
+		w.p("VMOVUPS (R9)(DI*8), Y2")
+		w.p("VMOVUPS (R9)(R12*4), Y3")
+		w.p("VADDPS Y1, Y0, Y%d", 8+j)
+		w.p("VADDPS Y2, Y%d, Y%d", 8+j, 8+j)
+		w.p("VSUBPS Y2, Y1, Y%d", 12+j)
+		w.p("VSUBPS Y3, Y%d, Y%d", 12+j, 12+j)
+	}
+	for i := 0; i < 2; i++ {
+		t := 8 + 4*i
+		w.p("VADDPS Y%d, Y%d, Y%d", t+1, t, 2*i)
+		w.p("VADDPS Y%d, Y%d, Y%d", t+2, 2*i, 2*i)
+		w.p("VSUBPS Y%d, Y%d, Y%d", t+2, t+1, 2*i+1)
+		w.p("VSUBPS Y%d, Y%d, Y%d", t+3, 2*i+1, 2*i+1)
+	}
+	w.p("LEAQ (R10)(CX*1), R9")
+	w.p("TESTQ R13, R13")
+	w.p("JZ out2_store")
+	w.p("VADDPS (R10), Y0, Y0")
+	w.p("VADDPS (R10)(R8*1), Y1, Y1")
+	w.p("VADDPS (R9), Y2, Y2")
+	w.p("VADDPS (R9)(R8*1), Y3, Y3")
+	w.label("out2_store")
+	w.p("VMOVUPS Y0, (R10)")
+	w.p("VMOVUPS Y1, (R10)(R8*1)")
+	w.p("VMOVUPS Y2, (R9)")
+	w.p("VMOVUPS Y3, (R9)(R8*1)")
+	w.p("ADDQ $32, R10")
+	w.p("ADDQ $32, R11")
+	w.p("DECQ SI")
+	w.p("JNZ out2_vec")
+	w.p("LEAQ (AX)(R8*2), AX")
+	w.p("ADDQ R8, BX")
+	w.p("DECQ DX")
+	w.p("JNZ out2_tile")
+	w.label("out2_done")
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// gradTiles2 is gradTiles in AVX2.
+func gradTiles2(w *asmw) {
+	w.b.WriteString(`
+// func gradTiles2(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
+TEXT ·gradTiles2(SB), NOSPLIT, $0-56
+`)
+	w.p("MOVQ d+0(FP), AX")
+	w.p("MOVQ dy+8(FP), BX")
+	w.p("MOVQ ldy+16(FP), CX")
+	w.p("MOVQ tiles+24(FP), DX")
+	w.p("MOVQ ov+32(FP), R8")
+	w.p("SHLQ $5, R8")
+	w.p("MOVQ pix+40(FP), R12")
+	w.p("MOVQ ldd+48(FP), DI")
+	w.p("LEAQ (DI)(DI*2), R13")
+	w.p("VXORPS Y15, Y15, Y15")
+	w.p("TESTQ DX, DX")
+	w.p("JZ grad2_done")
+	w.label("grad2_tile")
+	w.p("MOVQ BX, R10")
+	w.p("MOVQ AX, R11")
+	w.p("MOVQ R8, SI")
+	w.p("SHRQ $5, SI")
+	w.label("grad2_vec")
+	w.p("LEAQ (R10)(CX*1), R9")
+	w.p("VMOVUPS (R10), Y0")
+	w.p("VMOVUPS (R10)(R12*1), Y1")
+	w.p("VMOVUPS (R9), Y2")
+	w.p("VMOVUPS (R9)(R12*1), Y3")
+	for j := 0; j < 2; j++ {
+		g0, g1 := j, 2+j
+		w.p("VMOVAPS Y%d, Y%d", g0, 4+j)
+		w.p("VADDPS Y%d, Y%d, Y%d", g1, g0, 6+j)
+		w.p("VSUBPS Y%d, Y%d, Y%d", g1, g0, 8+j)
+		w.p("VSUBPS Y%d, Y15, Y%d", g1, 10+j)
+	}
+	w.p("MOVQ R11, R9")
+	for i := 0; i < 4; i++ {
+		e0, e1 := 4+2*i, 5+2*i
+		w.p("VADDPS Y%d, Y%d, Y12", e1, e0)
+		w.p("VSUBPS Y%d, Y%d, Y13", e1, e0)
+		w.p("VSUBPS Y%d, Y15, Y14", e1)
+		w.p("VMOVUPS Y%d, (R9)", e0)
+		w.p("VMOVUPS Y12, (R9)(DI*1)")
+		w.p("VMOVUPS Y13, (R9)(DI*2)")
+		w.p("VMOVUPS Y14, (R9)(R13*1)")
+		if i < 3 {
+			w.p("LEAQ (R9)(DI*4), R9")
+		}
+	}
+	w.p("ADDQ $32, R10")
+	w.p("ADDQ $32, R11")
+	w.p("DECQ SI")
+	w.p("JNZ grad2_vec")
+	w.p("LEAQ (BX)(R12*2), BX")
+	w.p("ADDQ R8, AX")
+	w.p("DECQ DX")
+	w.p("JNZ grad2_tile")
+	w.label("grad2_done")
 	w.p("VZEROUPPER")
 	w.p("RET")
 }

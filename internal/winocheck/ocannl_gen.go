@@ -497,7 +497,7 @@ func ocannlNetTrainLoss(images *[4][10][10][16]float32, labels *[4][10]float32, 
 			}
 		}
 	}
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		wino.Weights(&scratch.pNetConv2d2KernelWino[0], &pNetConv2d2Kernel[0], 16, 16, 144, 48, 16, 1)
 	}
 	// 4 parts of i0 on the pool.
@@ -522,7 +522,7 @@ func ocannlNetTrainLoss(images *[4][10][10][16]float32, labels *[4][10]float32, 
 	}
 
 	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		wino.Weights(&scratch.pNetConv2d1KernelWino[0], &pNetConv2d1Kernel[0], 32, 16, 144, 48, 16, 1)
 	}
 	// 4 parts of i0 on the pool.
@@ -693,7 +693,7 @@ type ocannlNetTrainLossPart0 struct {
 // Part runs part j19 of the nest (0 <= j19 < 4).
 func (r *ocannlNetTrainLossPart0) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
-	// 10x10 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=10 N=16 K=48x3: AVX2 3x3 tile, k unblocked.
+	// 10x10 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3)).
 	if ocannlAVX512 {
 		wino.Conv(&scratch.net_conv2d_2_y[j19][0][0][0], &scratch.imagesPad[j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
 			C:    16,
@@ -704,11 +704,14 @@ func (r *ocannlNetTrainLossPart0) Part(j19 int) {
 			YRow: 160,
 		})
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i1 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv2d_2_y[i0+j19][i1][0][0], &scratch.imagesPad[i0+j19][i1][0][0], &pNetConv2d2Kernel[0])
-			}
-		}
+		wino.Conv(&scratch.net_conv2d_2_y[j19][0][0][0], &scratch.imagesPad[j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
+			C:    16,
+			H:    10,
+			O:    16,
+			W:    10,
+			XRow: 208,
+			YRow: 160,
+		})
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -746,7 +749,7 @@ type ocannlNetTrainLossPart1 struct {
 // Part runs part j20 of the nest (0 <= j20 < 4).
 func (r2 *ocannlNetTrainLossPart1) Part(j20 int) {
 	pNetConv2d1Kernel, scratch := r2.pNetConv2d1Kernel, r2.scratch
-	// 10x10 convolution, 16 -> 32 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=10 N=32 K=48x3: AVX2 3x3 tile, k unblocked.
+	// 10x10 convolution, 16 -> 32 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3)).
 	if ocannlAVX512 {
 		wino.Conv(&scratch.net_conv2d_1_y[j20][0][0][0], &scratch.net_conv2d_1_x[j20][0][0][0], &scratch.pNetConv2d1KernelWino[0], wino.Geom{
 			C:    16,
@@ -757,11 +760,14 @@ func (r2 *ocannlNetTrainLossPart1) Part(j20 int) {
 			YRow: 320,
 		})
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i1 := range 10 {
-				ocannlGemm1AVX2(&scratch.net_conv2d_1_y[i0+j20][i1][0][0], &scratch.net_conv2d_1_x[i0+j20][i1][0][0], &pNetConv2d1Kernel[0])
-			}
-		}
+		wino.Conv(&scratch.net_conv2d_1_y[j20][0][0][0], &scratch.net_conv2d_1_x[j20][0][0][0], &scratch.pNetConv2d1KernelWino[0], wino.Geom{
+			C:    16,
+			H:    10,
+			O:    32,
+			W:    10,
+			XRow: 208,
+			YRow: 320,
+		})
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -1278,7 +1284,7 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 			}
 		}
 	}
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		wino.Weights(&scratch.pNetConv2d2KernelWino[0], &pNetConv2d2Kernel[0], 16, 16, 144, 48, 16, 1)
 	}
 	// 4 parts of i0 on the pool.
@@ -1303,7 +1309,7 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 	}
 
 	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		wino.Weights(&scratch.pNetConv2d1KernelWino[0], &pNetConv2d1Kernel[0], 32, 16, 144, 48, 16, 1)
 	}
 	// 4 parts of i0 on the pool.
@@ -1664,7 +1670,7 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 	ocannlNetBackwardPart5Records.Put(rec6)
 
 	// backprop of op 2 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		scratch.net_linear_1_x_gradWinoPad.Copy(&scratch.net_linear_1_x_grad[0][0][0][0], [4]int{4, 10, 10, 32}, [4]int{0, 2, 2, 0})
 		wino.Weights(&scratch.pNetConv2d1KernelWinoT[0], &pNetConv2d1Kernel[128], 16, 32, 1, -48, -16, 144)
 	}
@@ -1816,7 +1822,7 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 	}
 
 	// backprop of op 2 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		scratch.gNetConv2d1KernelWinoSums.Prepare(16, 32, 3)
 	}
 	// 3 parts of i4 on the pool.
@@ -1825,7 +1831,7 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 	rec8.scratch = scratch
 
 	// backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
-	if ocannlAVX512 {
+	if ocannlAVX512 || ocannlAVX2 {
 		scratch.gNetConv2d2KernelWinoSums.Prepare(16, 16, 3)
 	}
 	// 3 parts of i4 on the pool.
@@ -1886,7 +1892,7 @@ type ocannlNetBackwardPart0 struct {
 // Part runs part j19 of the nest (0 <= j19 < 4).
 func (r *ocannlNetBackwardPart0) Part(j19 int) {
 	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
-	// 10x10 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=10 N=16 K=48x3: AVX2 3x3 tile, k unblocked.
+	// 10x10 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3)).
 	if ocannlAVX512 {
 		wino.Conv(&scratch.net_conv2d_2_y[j19][0][0][0], &scratch.imagesPad[j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
 			C:    16,
@@ -1897,11 +1903,14 @@ func (r *ocannlNetBackwardPart0) Part(j19 int) {
 			YRow: 160,
 		})
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i1 := range 10 {
-				ocannlGemm0AVX2(&scratch.net_conv2d_2_y[i0+j19][i1][0][0], &scratch.imagesPad[i0+j19][i1][0][0], &pNetConv2d2Kernel[0])
-			}
-		}
+		wino.Conv(&scratch.net_conv2d_2_y[j19][0][0][0], &scratch.imagesPad[j19][0][0][0], &scratch.pNetConv2d2KernelWino[0], wino.Geom{
+			C:    16,
+			H:    10,
+			O:    16,
+			W:    10,
+			XRow: 208,
+			YRow: 160,
+		})
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -1939,7 +1948,7 @@ type ocannlNetBackwardPart1 struct {
 // Part runs part j20 of the nest (0 <= j20 < 4).
 func (r2 *ocannlNetBackwardPart1) Part(j20 int) {
 	pNetConv2d1Kernel, scratch := r2.pNetConv2d1Kernel, r2.scratch
-	// 10x10 convolution, 16 -> 32 channels: AVX512 in rt/wino (Winograd F(2x2,3x3)); float32 dot kernel M=10 N=32 K=48x3: AVX2 3x3 tile, k unblocked.
+	// 10x10 convolution, 16 -> 32 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3)).
 	if ocannlAVX512 {
 		wino.Conv(&scratch.net_conv2d_1_y[j20][0][0][0], &scratch.net_conv2d_1_x[j20][0][0][0], &scratch.pNetConv2d1KernelWino[0], wino.Geom{
 			C:    16,
@@ -1950,11 +1959,14 @@ func (r2 *ocannlNetBackwardPart1) Part(j20 int) {
 			YRow: 320,
 		})
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i1 := range 10 {
-				ocannlGemm1AVX2(&scratch.net_conv2d_1_y[i0+j20][i1][0][0], &scratch.net_conv2d_1_x[i0+j20][i1][0][0], &pNetConv2d1Kernel[0])
-			}
-		}
+		wino.Conv(&scratch.net_conv2d_1_y[j20][0][0][0], &scratch.net_conv2d_1_x[j20][0][0][0], &scratch.pNetConv2d1KernelWino[0], wino.Geom{
+			C:    16,
+			H:    10,
+			O:    32,
+			W:    10,
+			XRow: 208,
+			YRow: 320,
+		})
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -2134,7 +2146,7 @@ type ocannlNetBackwardPart6 struct {
 // Part runs part j28 of the nest (0 <= j28 < 4).
 func (r11 *ocannlNetBackwardPart6) Part(j28 int) {
 	pNetConv2d1Kernel, scratch := r11.pNetConv2d1Kernel, r11.scratch
-	// 10x10 input gradient of a 3x3 convolution, 32 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy); float32 broadcast kernel M=10 N=48 K=32: AVX2 6x16 tile, one k block.
+	// 10x10 input gradient of a 3x3 convolution, 32 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy).
 	if ocannlAVX512 {
 		wino.Conv(&scratch.net_conv2d_1_x_grad[j28][1][1][0], scratch.net_linear_1_x_gradWinoPad.At(&scratch.net_linear_1_x_grad[j28][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d1KernelWinoT[0], wino.Geom{
 			Add:  true,
@@ -2146,13 +2158,15 @@ func (r11 *ocannlNetBackwardPart6) Part(j28 int) {
 			YRow: 208,
 		})
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i2 := range 10 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_conv2d_1_x_grad[i0+j28][i4][i2][0], &scratch.net_linear_1_x_grad[i0+j28][0][i2][0], &pNetConv2d1Kernel[48*i4])
-				}
-			}
-		}
+		wino.Conv(&scratch.net_conv2d_1_x_grad[j28][1][1][0], scratch.net_linear_1_x_gradWinoPad.At(&scratch.net_linear_1_x_grad[j28][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d1KernelWinoT[0], wino.Geom{
+			Add:  true,
+			C:    32,
+			H:    10,
+			O:    16,
+			W:    10,
+			XRow: 448,
+			YRow: 208,
+		})
 	} else {
 		for i0 := range 1 {
 			for i1 := range 10 {
@@ -2188,7 +2202,7 @@ type ocannlNetBackwardPart7 struct {
 // Part runs part j29 of the nest (0 <= j29 < 3).
 func (r12 *ocannlNetBackwardPart7) Part(j29 int) {
 	gNetConv2d1Kernel, scratch := r12.gNetConv2d1Kernel, r12.scratch
-	// the kernel gradient of a 10x10 3x3 convolution, 16 -> 32 channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); float32 broadcast kernel M=32 N=48 K=10x10x4: AVX2 6x16 tile, one k block.
+	// the kernel gradient of a 10x10 3x3 convolution, 16 -> 32 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3) transposed).
 	if ocannlAVX512 {
 		scratch.gNetConv2d1KernelWinoSums.KernelGrad(&gNetConv2d1Kernel[0], &scratch.net_conv2d_1_x[0][0][0][0], &scratch.net_linear_1_x_grad[0][0][0][0], wino.Geom{
 			Add:  true,
@@ -2203,7 +2217,18 @@ func (r12 *ocannlNetBackwardPart7) Part(j29 int) {
 			YRow: 320,
 		}, 144, 48, 16, j29, 3)
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&gNetConv2d1Kernel[48*j29], &scratch.net_linear_1_x_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j29][0][0])
+		scratch.gNetConv2d1KernelWinoSums.KernelGrad(&gNetConv2d1Kernel[0], &scratch.net_conv2d_1_x[0][0][0][0], &scratch.net_linear_1_x_grad[0][0][0][0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    10,
+			N:    4,
+			O:    32,
+			W:    10,
+			XImg: 2704,
+			XRow: 208,
+			YImg: 3200,
+			YRow: 320,
+		}, 144, 48, 16, j29, 3)
 	} else {
 		for i0 := range 4 {
 			for i1 := range 10 {
@@ -2239,7 +2264,7 @@ type ocannlNetBackwardPart8 struct {
 // Part runs part j46 of the nest (0 <= j46 < 3).
 func (r13 *ocannlNetBackwardPart8) Part(j46 int) {
 	gNetConv2d2Kernel, scratch := r13.gNetConv2d2Kernel, r13.scratch
-	// the kernel gradient of a 10x10 3x3 convolution, 16 -> 16 channels: AVX512 in rt/wino (Winograd F(2x2,3x3) transposed); float32 broadcast kernel M=16 N=48 K=10x10x4: AVX2 6x16 tile, one k block.
+	// the kernel gradient of a 10x10 3x3 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3) transposed).
 	if ocannlAVX512 {
 		scratch.gNetConv2d2KernelWinoSums.KernelGrad(&gNetConv2d2Kernel[0], &scratch.imagesPad[0][0][0][0], &scratch.net_conv2d_2_y_grad[0][0][0][0], wino.Geom{
 			Add:  true,
@@ -2254,7 +2279,18 @@ func (r13 *ocannlNetBackwardPart8) Part(j46 int) {
 			YRow: 160,
 		}, 144, 48, 16, j46, 3)
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv2d2Kernel[48*j46], &scratch.net_conv2d_2_y_grad[0][0][0][0], &scratch.imagesPad[0][j46][0][0])
+		scratch.gNetConv2d2KernelWinoSums.KernelGrad(&gNetConv2d2Kernel[0], &scratch.imagesPad[0][0][0][0], &scratch.net_conv2d_2_y_grad[0][0][0][0], wino.Geom{
+			Add:  true,
+			C:    16,
+			H:    10,
+			N:    4,
+			O:    16,
+			W:    10,
+			XImg: 2704,
+			XRow: 208,
+			YImg: 1600,
+			YRow: 160,
+		}, 144, 48, 16, j46, 3)
 	} else {
 		for i0 := range 4 {
 			for i1 := range 10 {

@@ -101,16 +101,6 @@ func ocannlReduce6AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce7AVX512(c *float32, x0 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=10 N=16 K=48 (3x3 tile); strides C 16,1 A 16,1 B 1,144.
-//
-//go:noescape
-func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm1AVX2 runs a float32 dot kernel, M=10 N=32 K=48 (3x3 tile); strides C 32,1 A 16,1 B 1,144.
-//
-//go:noescape
-func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
-
 // ocannlGemm2AVX2 runs a float32 dot kernel, M=1 N=10 K=3200 (3x3 tile); strides C 10,1 A 3200,1 B 1,3200.
 //
 //go:noescape
@@ -125,21 +115,6 @@ func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=10 N=48 K=32 (6x16 tile); strides C 208,1 A 320,1 B 144,1.
-//
-//go:noescape
-func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=32 N=48 K=10x10x4 (6x16 tile); strides C 144,1 A 1,32,320,3200 B 16,208,2704,1.
-//
-//go:noescape
-func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=16 N=48 K=10x10x4 (6x16 tile); strides C 144,1 A 1,16,160,1600 B 16,208,2704,1.
-//
-//go:noescape
-func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 208 elements: c = 0.
 //

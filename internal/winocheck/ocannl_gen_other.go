@@ -47,12 +47,6 @@ func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 calle
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
 
-// ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
-
-// ocannlGemm1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm1AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm1AVX2 called without assembly") }
-
 // ocannlGemm2AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm2AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm2AVX2 called without assembly") }
 
@@ -61,15 +55,6 @@ func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 calle
 
 // ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
-
-// ocannlGemm5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm5AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm5AVX2 called without assembly") }
-
-// ocannlGemm6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm6AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm6AVX2 called without assembly") }
-
-// ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }

@@ -28,7 +28,7 @@ func KernelGrad(dw, x, dy, acc *float32, g Geom, so, si, sj int) {
 		panic(err)
 	}
 	accs := unsafe.Slice(acc, GradAccLen(g.C, g.O))
-	sumTiles(useAsm(), accs, x, dy, g, 0, max(g.N, 1))
+	sumTiles(bestTier(), accs, x, dy, g, 0, max(g.N, 1))
 	writeGrad(dw, accs, g, so, si, sj)
 }
 
@@ -64,7 +64,7 @@ func (s *GradSums) KernelGrad(dw, x, dy *float32, g Geom, so, si, sj, part, part
 	if len(s.buf) != parts*size || part < 0 || part >= parts {
 		panic("wino.GradSums.KernelGrad: part out of range, or not prepared for these channels and parts")
 	}
-	sumTiles(useAsm(), s.buf[part*size:(part+1)*size], x, dy, g, part*n/parts, (part+1)*n/parts)
+	sumTiles(bestTier(), s.buf[part*size:(part+1)*size], x, dy, g, part*n/parts, (part+1)*n/parts)
 	if int(s.done.Add(1)) != parts {
 		return
 	}
@@ -79,7 +79,7 @@ func (s *GradSums) KernelGrad(dw, x, dy *float32, g Geom, so, si, sj, part, part
 }
 
 // sumTiles sets acc to the sums S[xi] of images img0 to img1.
-func sumTiles(asm bool, acc []float32, x, dy *float32, g Geom, img0, img1 int) {
+func sumTiles(t int, acc []float32, x, dy *float32, g Geom, img0, img1 int) {
 	clear(acc)
 	plane := g.C*g.O + planePad
 	var vbuf, dbuf [bufLen]float32
@@ -100,11 +100,11 @@ func sumTiles(asm bool, acc []float32, x, dy *float32, g Geom, img0, img1 int) {
 				ldv, ldd := tiles*g.C+planePad, tiles*g.O+planePad
 				for r := range rows {
 					xp := (*float32)(unsafe.Add(xi0, 4*(2*(tr+r)*g.XRow+2*tc*g.C)))
-					inTiles(asm, &vbuf[r*cols*g.C], xp, g.XRow, cols, g.C, ldv)
+					inTiles(t, &vbuf[r*cols*g.C], xp, g.XRow, cols, g.C, ldv)
 					dp := (*float32)(unsafe.Add(dyi, 4*(2*(tr+r)*g.YRow+2*tc*g.O)))
-					gTiles(asm, &dbuf[r*cols*g.O], dp, g.YRow, cols, g.O, g.O, ldd)
+					gTiles(t, &dbuf[r*cols*g.O], dp, g.YRow, cols, g.O, g.O, ldd)
 				}
-				accumulate(asm, &acc[0], &vbuf[0], &dbuf[0], tiles, g.C, g.O, g.O, ldv, ldd, plane)
+				accumulate(t, &acc[0], &vbuf[0], &dbuf[0], tiles, g.C, g.O, g.O, ldv, ldd, plane)
 			}
 		}
 	}
@@ -148,26 +148,30 @@ func writeGrad(dw *float32, acc []float32, g Geom, so, si, sj int) {
 // gTiles writes D for tiles tiles of one tile row of the output's
 // gradient: on channels (dy points at the first), the pixels pix
 // elements apart (gradTiles).
-func gTiles(asm bool, d, dy *float32, yrow, tiles, on, pix, ldd int) {
-	if asm {
+func gTiles(t int, d, dy *float32, yrow, tiles, on, pix, ldd int) {
+	switch t {
+	case tierAVX512:
 		gradTiles(d, dy, 4*yrow, tiles, on/16, 4*pix, 4*ldd)
+		return
+	case tierAVX2:
+		gradTiles2(d, dy, 4*yrow, tiles, on/8, 4*pix, 4*ldd)
 		return
 	}
 	ds := unsafe.Slice(d, 15*ldd+tiles*on)
 	at := func(i, j, o int) float32 {
 		return *(*float32)(unsafe.Add(unsafe.Pointer(dy), 4*(i*yrow+j*pix+o)))
 	}
-	for t := range tiles {
+	for tl := range tiles {
 		for o := range on {
 			var e [4][2]float32
 			for j := range 2 {
-				g0, g1 := at(0, 2*t+j, o), at(1, 2*t+j, o)
+				g0, g1 := at(0, 2*tl+j, o), at(1, 2*tl+j, o)
 				e[0][j], e[1][j], e[2][j], e[3][j] = g0, g0+g1, g0-g1, -g1
 			}
 			for i := range 4 {
 				v := [4]float32{e[i][0], e[i][0] + e[i][1], e[i][0] - e[i][1], -e[i][1]}
 				for j := range 4 {
-					ds[(4*i+j)*ldd+t*on+o] = v[j]
+					ds[(4*i+j)*ldd+tl*on+o] = v[j]
 				}
 			}
 		}
@@ -178,26 +182,19 @@ func gTiles(asm bool, d, dy *float32, yrow, tiles, on, pix, ldd int) {
 // output channel, rows o apart, planes plane apart) V[xi]^T D[xi] over
 // tiles tiles: the sums' rows are the c input channels (V's columns),
 // their columns the on output channels (D's).
-func accumulate(asm bool, acc, v, d *float32, tiles, c, on, o, ldv, ldd, plane int) {
-	if asm {
-		for cb := 0; cb < on; cb += 64 {
-			nv := min(4, (on-cb)/16)
-			for rb := 0; rb < c; rb += maxRows[nv] {
-				r := min(maxRows[nv], c-rb)
-				mulKernel(r, nv, (*float32)(unsafe.Add(unsafe.Pointer(acc), 4*(rb*o+cb))), (*float32)(unsafe.Add(unsafe.Pointer(v), 4*rb)),
-					(*float32)(unsafe.Add(unsafe.Pointer(d), 4*cb)), tiles, 4, 4*c, 4*on, 4*o, 4*plane, 4*ldv, 4*ldd, true)
-			}
-		}
+func accumulate(t int, acc, v, d *float32, tiles, c, on, o, ldv, ldd, plane int) {
+	if t != tierGo {
+		products(t, acc, v, d, c, tiles, on, 4, 4*c, 4*on, 4*o, 4*plane, 4*ldv, 4*ldd, true)
 		return
 	}
 	as := unsafe.Slice(acc, 15*plane+(c-1)*o+on)
 	vs := unsafe.Slice(v, 15*ldv+tiles*c)
 	ds := unsafe.Slice(d, 15*ldd+tiles*on)
 	for xi := range 16 {
-		for t := range tiles {
-			dr := ds[xi*ldd+t*on : xi*ldd+t*on+on]
+		for tl := range tiles {
+			dr := ds[xi*ldd+tl*on : xi*ldd+tl*on+on]
 			for ci := range c {
-				a := vs[xi*ldv+t*c+ci]
+				a := vs[xi*ldv+tl*c+ci]
 				row := as[xi*plane+ci*o : xi*plane+ci*o+on]
 				for oi, b := range dr {
 					row[oi] += a * b

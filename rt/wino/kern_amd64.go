@@ -6,12 +6,25 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 
 //go:generate go run ../../internal/winoasm -o kern_amd64.s
 
-// maxRows is the tallest tile of the product kernels for each number of
-// 16-lane column vectors (internal/winoasm).
-var maxRows = [5]int{0, 8, 8, 8, 6}
+// maxRows and maxRows2 are the tallest tiles of the AVX-512 and AVX2
+// product kernels for each number of column vectors (16 and 8 lanes;
+// internal/winoasm).
+var (
+	maxRows  = [5]int{0, 8, 8, 8, 6}
+	maxRows2 = [3]int{0, 8, 6}
+)
 
-// hasAsm: the CPU has AVX-512 and OCANNLGEN_CPU allows that tier.
-var hasAsm = cpu.Supported("AVX512F") && cpu.Enabled(cpu.AVX512)
+// tier is the best kernel set the CPU has and OCANNLGEN_CPU allows:
+// tierAVX512, tierAVX2 or tierGo.
+var tier = func() int {
+	switch {
+	case cpu.Supported("AVX512F") && cpu.Enabled(cpu.AVX512):
+		return tierAVX512
+	case cpu.Supported("AVX2", "FMA3") && cpu.Enabled(cpu.AVX2):
+		return tierAVX2
+	}
+	return tierGo
+}()
 
-// useAsm reports whether Conv runs the assembly kernels.
-func useAsm() bool { return hasAsm }
+// bestTier is the kernel set Conv and KernelGrad run.
+func bestTier() int { return tier }

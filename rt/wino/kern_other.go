@@ -2,10 +2,13 @@
 
 package wino
 
-// maxRows is unused without the assembly kernels.
-var maxRows = [5]int{0, 8, 8, 8, 6}
+// maxRows and maxRows2 are unused without the assembly kernels.
+var (
+	maxRows  = [5]int{0, 8, 8, 8, 6}
+	maxRows2 = [3]int{0, 8, 6}
+)
 
-func useAsm() bool { return false }
+func bestTier() int { return tierGo }
 
 func inputTiles(*float32, *float32, int, int, int, int) { panic("wino: no assembly in this build") }
 
@@ -18,3 +21,17 @@ func mulKernel(int, int, *float32, *float32, *float32, int, int, int, int, int, 
 }
 
 func gradTiles(*float32, *float32, int, int, int, int, int) { panic("wino: no assembly in this build") }
+
+func inputTiles2(*float32, *float32, int, int, int, int) { panic("wino: no assembly in this build") }
+
+func outputTiles2(*float32, *float32, int, int, int, int, bool) {
+	panic("wino: no assembly in this build")
+}
+
+func gradTiles2(*float32, *float32, int, int, int, int, int) {
+	panic("wino: no assembly in this build")
+}
+
+func mulKernel2(int, int, *float32, *float32, *float32, int, int, int, int, int, int, int, int, bool) {
+	panic("wino: no assembly in this build")
+}

@@ -14,6 +14,15 @@ func outputTiles(y *float32, m *float32, ldy int, tiles int, ov int, ldm int, ad
 func gradTiles(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
 
 //go:noescape
+func inputTiles2(v *float32, x *float32, ldx int, tiles int, cv int, ldv int)
+
+//go:noescape
+func outputTiles2(y *float32, m *float32, ldy int, tiles int, ov int, ldm int, add bool)
+
+//go:noescape
+func gradTiles2(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
+
+//go:noescape
 func mulR1N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
 //go:noescape
@@ -103,8 +112,51 @@ func mulR5N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 //go:noescape
 func mulR6N4(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
 
-// mulKernel runs the product kernel of r rows and nv column vectors
-// (a switch, not a table of funcs, so that the operands do not escape).
+//go:noescape
+func mul2R1N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R2N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R3N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R4N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R5N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R6N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R7N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R8N1(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R1N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R2N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R3N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R4N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R5N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+//go:noescape
+func mul2R6N2(m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool)
+
+// mulKernel runs the AVX-512 product kernel of r rows and nv column
+// vectors (a switch, not a table of funcs, so that the operands do not
+// escape).
 func mulKernel(r, nv int, m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool) {
 	switch nv*16 + r {
 	case 17:
@@ -167,6 +219,44 @@ func mulKernel(r, nv int, m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int
 		mulR5N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	case 70:
 		mulR6N4(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	default:
+		panic("wino: no product kernel of this size")
+	}
+}
+
+// mulKernel2 runs the AVX2 product kernel of r rows and nv column
+// vectors (a switch, not a table of funcs, so that the operands do not
+// escape).
+func mulKernel2(r, nv int, m, v, u *float32, k, ldv, kv, ldu, ldm, sm, sv, su int, load bool) {
+	switch nv*16 + r {
+	case 17:
+		mul2R1N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 18:
+		mul2R2N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 19:
+		mul2R3N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 20:
+		mul2R4N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 21:
+		mul2R5N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 22:
+		mul2R6N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 23:
+		mul2R7N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 24:
+		mul2R8N1(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 33:
+		mul2R1N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 34:
+		mul2R2N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 35:
+		mul2R3N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 36:
+		mul2R4N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 37:
+		mul2R5N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+	case 38:
+		mul2R6N2(m, v, u, k, ldv, kv, ldu, ldm, sm, sv, su, load)
 	default:
 		panic("wino: no product kernel of this size")
 	}

@@ -7,9 +7,10 @@
 // channels), and each tile's output taken back (A^T M A).
 //
 // Generated code calls it for the convolutions it recognizes (emit/gocode,
-// docs/design.md, "Winograd convolutions"), in the AVX-512 tier: the
-// transforms and the products are AVX-512 assembly (internal/winoasm).
-// Other builds run the same steps in Go. The sums run in another order
+// docs/design.md, "Winograd convolutions"), in its AVX-512 and AVX2
+// tiers: the transforms and the products are assembly (internal/winoasm)
+// of the best set the CPU has and OCANNLGEN_CPU allows. Other builds run
+// the same steps in Go. The sums run in another order
 // than a direct convolution's, so results differ in the last bits.
 //
 // The package depends on the standard library and rt/cpu only.
@@ -27,6 +28,13 @@ const MaxChannels = 1024
 // bufLen is the length of each of Conv's two stack buffers (V and M):
 // 16 planes of up to 1024 tile-channels, each planePad elements longer.
 const bufLen = 16 * (1024 + planePad)
+
+// The kernel sets: Go, AVX2 (8 lanes) and AVX-512 (16 lanes).
+const (
+	tierGo = iota
+	tierAVX2
+	tierAVX512
+)
 
 // planePad separates the planes of V and M by one more cache line than
 // their data: planes a power of two of bytes apart (4 KiB in the
@@ -139,14 +147,14 @@ func Conv(y, x, u *float32, g Geom) {
 	if err := g.Check(); err != nil {
 		panic(err)
 	}
-	asm := useAsm()
+	t := bestTier()
 	for i := range max(g.N, 1) {
-		conv(asm, (*float32)(unsafe.Add(unsafe.Pointer(y), 4*i*g.YImg)), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*i*g.XImg)), u, g)
+		conv(t, (*float32)(unsafe.Add(unsafe.Pointer(y), 4*i*g.YImg)), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*i*g.XImg)), u, g)
 	}
 }
 
-// conv is Conv of one image in the assembly kernels or in Go.
-func conv(asm bool, y, x, u *float32, g Geom) {
+// conv is Conv of one image in kernel set t.
+func conv(t int, y, x, u *float32, g Geom) {
 	var vbuf, mbuf [bufLen]float32
 	tw, th := g.W/2, g.H/2
 	capTiles := 1024 / max(g.C, g.O)
@@ -162,30 +170,34 @@ func conv(asm bool, y, x, u *float32, g Geom) {
 			ldv, ldm := tiles*g.C+planePad, tiles*g.O+planePad // plane strides, elements
 			for r := range rows {
 				xp := unsafe.Add(unsafe.Pointer(x), 4*(2*(tr+r)*g.XRow+2*tc*g.C))
-				inTiles(asm, &vbuf[r*cols*g.C], (*float32)(xp), g.XRow, cols, g.C, ldv)
+				inTiles(t, &vbuf[r*cols*g.C], (*float32)(xp), g.XRow, cols, g.C, ldv)
 			}
-			multiply(asm, &mbuf[0], &vbuf[0], u, tiles, g.C, g.O, ldv, ldm)
+			multiply(t, &mbuf[0], &vbuf[0], u, tiles, g.C, g.O, ldv, ldm)
 			for r := range rows {
 				yp := unsafe.Add(unsafe.Pointer(y), 4*(2*(tr+r)*g.YRow+2*tc*g.O))
-				outTiles(asm, (*float32)(yp), &mbuf[r*cols*g.O], g.YRow, cols, g.O, ldm, g.Add)
+				outTiles(t, (*float32)(yp), &mbuf[r*cols*g.O], g.YRow, cols, g.O, ldm, g.Add)
 			}
 		}
 	}
 }
 
 // inTiles writes V for tiles tiles of one tile row (inputTiles).
-func inTiles(asm bool, v, x *float32, xrow, tiles, c, ldv int) {
-	if asm {
+func inTiles(t int, v, x *float32, xrow, tiles, c, ldv int) {
+	switch t {
+	case tierAVX512:
 		inputTiles(v, x, 4*xrow, tiles, c/16, 4*ldv)
+		return
+	case tierAVX2:
+		inputTiles2(v, x, 4*xrow, tiles, c/8, 4*ldv)
 		return
 	}
 	vs := unsafe.Slice(v, 15*ldv+tiles*c)
-	for t := range tiles {
+	for tl := range tiles {
 		for ci := range c {
 			var d [4][4]float32
 			for i := range 4 {
 				for j := range 4 {
-					d[i][j] = *(*float32)(unsafe.Add(unsafe.Pointer(x), 4*(i*xrow+(2*t+j)*c+ci)))
+					d[i][j] = *(*float32)(unsafe.Add(unsafe.Pointer(x), 4*(i*xrow+(2*tl+j)*c+ci)))
 				}
 			}
 			var r [4][4]float32
@@ -198,7 +210,7 @@ func inTiles(asm bool, v, x *float32, xrow, tiles, c, ldv int) {
 			for i := range 4 {
 				o := [4]float32{r[i][0] - r[i][2], r[i][1] + r[i][2], r[i][2] - r[i][1], r[i][1] - r[i][3]}
 				for j := range 4 {
-					vs[(4*i+j)*ldv+t*c+ci] = o[j]
+					vs[(4*i+j)*ldv+tl*c+ci] = o[j]
 				}
 			}
 		}
@@ -207,16 +219,9 @@ func inTiles(asm bool, v, x *float32, xrow, tiles, c, ldv int) {
 
 // multiply writes the 16 planes M[xi] = V[xi] U[xi] (tiles x o, a sum
 // over c).
-func multiply(asm bool, m, v, u *float32, tiles, c, o, ldv, ldm int) {
-	if asm {
-		for cb := 0; cb < o; cb += 64 {
-			nv := min(4, (o-cb)/16)
-			for rb := 0; rb < tiles; rb += maxRows[nv] {
-				r := min(maxRows[nv], tiles-rb)
-				mulKernel(r, nv, (*float32)(unsafe.Add(unsafe.Pointer(m), 4*(rb*o+cb))), (*float32)(unsafe.Add(unsafe.Pointer(v), 4*rb*c)),
-					(*float32)(unsafe.Add(unsafe.Pointer(u), 4*cb)), c, 4*c, 4, 4*o, 4*o, 4*ldm, 4*ldv, 4*c*o, false)
-			}
-		}
+func multiply(t int, m, v, u *float32, tiles, c, o, ldv, ldm int) {
+	if t != tierGo {
+		products(t, m, v, u, tiles, c, o, 4*c, 4, 4*o, 4*o, 4*ldm, 4*ldv, 4*c*o, false)
 		return
 	}
 	ms := unsafe.Slice(m, 15*ldm+tiles*o)
@@ -237,20 +242,51 @@ func multiply(asm bool, m, v, u *float32, tiles, c, o, ldv, ldm int) {
 	}
 }
 
+// products runs the product kernels of set t (not tierGo) over rows
+// rows and cols columns: for each of the 16 planes, m[r][n] (= or, when
+// load, +=) sum over the k steps of v[r][k] * u[k][n], with the kernels'
+// byte strides (ldv between v's rows, kv between its steps, ldu between
+// u's rows, ldm between m's rows; sm, sv, su between the planes), in
+// blocks of the set's widest column vectors and tallest tiles.
+func products(t int, m, v, u *float32, rows, k, cols, ldv, kv, ldu, ldm, sm, sv, su int, load bool) {
+	lanes, vecs, tall := 16, 4, maxRows[:]
+	if t == tierAVX2 {
+		lanes, vecs, tall = 8, 2, maxRows2[:]
+	}
+	for cb := 0; cb < cols; cb += lanes * vecs {
+		nv := min(vecs, (cols-cb)/lanes)
+		for rb := 0; rb < rows; rb += tall[nv] {
+			r := min(tall[nv], rows-rb)
+			mp := (*float32)(unsafe.Add(unsafe.Pointer(m), rb*ldm+4*cb))
+			vp := (*float32)(unsafe.Add(unsafe.Pointer(v), rb*ldv))
+			up := (*float32)(unsafe.Add(unsafe.Pointer(u), 4*cb))
+			if t == tierAVX2 {
+				mulKernel2(r, nv, mp, vp, up, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+			} else {
+				mulKernel(r, nv, mp, vp, up, k, ldv, kv, ldu, ldm, sm, sv, su, load)
+			}
+		}
+	}
+}
+
 // outTiles takes back the 2x2 pixels of tiles tiles of one tile row
 // (outputTiles).
-func outTiles(asm bool, y, m *float32, yrow, tiles, o, ldm int, add bool) {
-	if asm {
+func outTiles(t int, y, m *float32, yrow, tiles, o, ldm int, add bool) {
+	switch t {
+	case tierAVX512:
 		outputTiles(y, m, 4*yrow, tiles, o/16, 4*ldm, add)
+		return
+	case tierAVX2:
+		outputTiles2(y, m, 4*yrow, tiles, o/8, 4*ldm, add)
 		return
 	}
 	ms := unsafe.Slice(m, 15*ldm+tiles*o)
-	for t := range tiles {
+	for tl := range tiles {
 		for oi := range o {
 			var a [4][4]float32
 			for i := range 4 {
 				for j := range 4 {
-					a[i][j] = ms[(4*i+j)*ldm+t*o+oi]
+					a[i][j] = ms[(4*i+j)*ldm+tl*o+oi]
 				}
 			}
 			var tt [2][4]float32
@@ -261,7 +297,7 @@ func outTiles(asm bool, y, m *float32, yrow, tiles, o, ldm int, add bool) {
 			for i := range 2 {
 				out := [2]float32{tt[i][0] + tt[i][1] + tt[i][2], tt[i][1] - tt[i][2] - tt[i][3]}
 				for j := range 2 {
-					p := (*float32)(unsafe.Add(unsafe.Pointer(y), 4*(i*yrow+(2*t+j)*o+oi)))
+					p := (*float32)(unsafe.Add(unsafe.Pointer(y), 4*(i*yrow+(2*tl+j)*o+oi)))
 					if add {
 						*p += out[j]
 					} else {

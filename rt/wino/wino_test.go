@@ -52,10 +52,7 @@ func TestConv(t *testing.T) {
 		{H: 4, W: 6, C: 16, O: 144, Add: true},
 	}
 	for _, g0 := range geoms {
-		for _, asm := range []bool{false, true} {
-			if asm && !useAsm() {
-				continue
-			}
+		for _, tier := range tiers() {
 			g := g0
 			g.XRow = (g.W+2)*g.C + 16*(1+rng.IntN(3))
 			g.YRow = g.W*g.O + 16*rng.IntN(3)
@@ -65,7 +62,7 @@ func TestConv(t *testing.T) {
 			y := append([]float32(nil), y0...)
 			u := make([]float32, WeightsLen(g.C, g.O))
 			Weights(&u[0], &w[0], g.O, g.C, 9*g.C, 3*g.C, g.C, 1)
-			conv(asm, &y[0], &x[0], &u[0], g)
+			conv(tier, &y[0], &x[0], &u[0], g)
 			want := make([]float64, len(y))
 			mag := make([]float64, len(y))
 			if g.Add {
@@ -87,7 +84,7 @@ func TestConv(t *testing.T) {
 					for o := range g.O {
 						i := r*g.YRow + c*g.O + o
 						if d := math.Abs(float64(y[i]) - want[i]); d > 1e-5*(mag[i]+math.Abs(want[i])) {
-							t.Fatalf("%+v asm=%v: y[%d][%d][%d] = %g, want %g", g, asm, r, c, o, y[i], want[i])
+							t.Fatalf("%+v tier %d: y[%d][%d][%d] = %g, want %g", g, tier, r, c, o, y[i], want[i])
 						}
 					}
 				}
@@ -96,7 +93,7 @@ func TestConv(t *testing.T) {
 			for r := range g.H {
 				for i := r*g.YRow + g.W*g.O; i < (r+1)*g.YRow; i++ {
 					if y[i] != y0[i] {
-						t.Fatalf("%+v asm=%v: wrote y[%d] outside the pixels", g, asm, i)
+						t.Fatalf("%+v tier %d: wrote y[%d] outside the pixels", g, tier, i)
 					}
 				}
 			}
@@ -161,30 +158,70 @@ func TestConvAllocs(t *testing.T) {
 	}
 }
 
-// TestMulKernels runs every product kernel (each tile height and number
-// of column vectors) against the Go products on random planes.
+// TestMulKernels runs every product kernel of each set the CPU has (each
+// tile height and number of column vectors) against the Go products on
+// random planes, storing and adding.
 func TestMulKernels(t *testing.T) {
-	if !useAsm() {
-		t.Skip("no AVX-512 kernels on this CPU or build")
-	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	for nv := 1; nv <= 4; nv++ {
-		for r := 1; r <= maxRows[nv]; r++ {
-			c, o := 16*(1+rng.IntN(3)), 16*nv
-			ldv, ldm := r*c+16, r*o+32
-			v := randSlice(rng, 16*ldv)
-			u := randSlice(rng, 16*c*o)
-			got := make([]float32, 16*ldm)
-			want := make([]float32, 16*ldm)
-			multiply(true, &got[0], &v[0], &u[0], r, c, o, ldv, ldm)
-			multiply(false, &want[0], &v[0], &u[0], r, c, o, ldv, ldm)
-			for i := range got {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
-					t.Fatalf("mulR%dN%d (c=%d): m[%d] = %g, want %g", r, nv, c, i, got[i], want[i])
+	n := 0
+	for _, tier := range tiers()[1:] {
+		lanes, tall := 16, maxRows[:]
+		if tier == tierAVX2 {
+			lanes, tall = 8, maxRows2[:]
+		}
+		for nv := 1; nv < len(tall); nv++ {
+			for r := 1; r <= tall[nv]; r++ {
+				for _, load := range []bool{false, true} {
+					n++
+					c, o := 16*(1+rng.IntN(3)), lanes*nv
+					k := 1 + rng.IntN(c)
+					ldv, ldm := r*c+16, r*o+32
+					v := randSlice(rng, 16*ldv)
+					u := randSlice(rng, 16*k*o)
+					got := randSlice(rng, 16*ldm)
+					want := make([]float32, len(got))
+					for xi := range 16 {
+						for i := range r {
+							for j := range o {
+								s := float32(0)
+								if load {
+									s = got[xi*ldm+i*o+j]
+								}
+								for kk := range k {
+									s += v[xi*ldv+i*c+kk] * u[xi*k*o+kk*o+j]
+								}
+								want[xi*ldm+i*o+j] = s
+							}
+						}
+					}
+					// rows r (c floats apart), k steps of one float, o columns.
+					products(tier, &got[0], &v[0], &u[0], r, k, o, 4*c, 4, 4*o, 4*o, 4*ldm, 4*ldv, 4*k*o, load)
+					for xi := range 16 {
+						for i := range r {
+							for j := range o {
+								g, w := got[xi*ldm+i*o+j], want[xi*ldm+i*o+j]
+								if d := math.Abs(float64(g - w)); d > 1e-4*(1+math.Abs(float64(w))) {
+									t.Fatalf("tier %d r=%d nv=%d k=%d load=%v: m[%d][%d][%d] = %g, want %g", tier, r, nv, k, load, xi, i, j, g, w)
+								}
+							}
+						}
+					}
 				}
 			}
 		}
 	}
+	if n == 0 {
+		t.Skip("no assembly kernels on this CPU or build")
+	}
+}
+
+// tiers are the kernel sets this CPU and build run, tierGo first.
+func tiers() []int {
+	ts := []int{tierGo}
+	for t := tierAVX2; t <= bestTier(); t++ {
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // TestPadded: the copy holds the values in the middle and zeros around
@@ -234,10 +271,7 @@ func TestKernelGrad(t *testing.T) {
 		{N: 2, H: 2, W: 2, C: 16, O: 144},
 	}
 	for _, g0 := range geoms {
-		for _, asm := range []bool{false, true} {
-			if asm && !useAsm() {
-				continue
-			}
+		for _, tier := range tiers() {
 			g := g0
 			g.XRow = (g.W+2)*g.C + 16
 			g.YRow = g.W*g.O + 16
@@ -270,16 +304,16 @@ func TestKernelGrad(t *testing.T) {
 			check := func(dw []float32, how string) {
 				for k := range dw {
 					if d := math.Abs(float64(dw[k]) - want[k]); d > 1e-5*(mag[k]+math.Abs(want[k])) || math.IsNaN(float64(dw[k])) {
-						t.Fatalf("%+v asm=%v %s: dw[%d] = %g, want %g", g, asm, how, k, dw[k], want[k])
+						t.Fatalf("%+v tier %d %s: dw[%d] = %g, want %g", g, tier, how, k, dw[k], want[k])
 					}
 				}
 			}
 			dw := append([]float32(nil), dw0...)
 			acc := make([]float32, GradAccLen(g.C, g.O))
-			sumTiles(asm, acc, &x[0], &dy[0], g, 0, g.N)
+			sumTiles(tier, acc, &x[0], &dy[0], g, 0, g.N)
 			writeGrad(&dw[0], acc, g, 9*g.C, 3*g.C, g.C)
 			check(dw, "whole")
-			if asm {
+			if tier == bestTier() {
 				// In 3 parts, run in reverse order: the last to finish
 				// writes dw, the same bits as in order.
 				var s GradSums
