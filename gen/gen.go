@@ -56,6 +56,11 @@ type Options struct {
 	// Serial generates no parallel loop nests: every kernel runs on the
 	// calling goroutine (gocode.Options.Parallel off).
 	Serial bool
+	// NoWinograd keeps the float32 3x3 convolutions on the direct
+	// kernels in every tier (target.Vector.Winograd off): their sums then
+	// follow the contraction rules of docs/language.md exactly, at the
+	// direct kernels' speed (docs/design.md, "Winograd convolutions").
+	NoWinograd bool
 }
 
 // Status says what Generate did (or, with Options.Check, would do) with a
@@ -292,7 +297,13 @@ func startPackage(p *packages.Package, opts Options) *pkgGen {
 	}
 	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &desc.File{Package: p.Name}}
 	if !opts.NoAsm && asmAvailable(p) {
-		g.goOpts.Asm = asm.NewSet(asm.Tiers()...)
+		tiers := asm.Tiers()
+		if opts.NoWinograd {
+			for i := range tiers {
+				tiers[i].Vector.Winograd = false
+			}
+		}
+		g.goOpts.Asm = asm.NewSet(tiers...)
 	}
 	// The loaded files by base name, the generated ones aside (their
 	// build constraints are ocannlgen's own).

@@ -592,3 +592,23 @@ func writeStateSizeTest(t *testing.T, dir, pkg string, sizes map[string]int64, m
 		t.Fatal(err)
 	}
 }
+
+// TestNoWinograd: internal/winocheck's convolutions run in rt/wino by
+// default and on the direct kernels with Options.NoWinograd (the
+// generated file then imports no rt/wino and differs from the committed
+// one).
+func TestNoWinograd(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		res, err := Generate([]string{"./internal/winocheck"}, Options{Dir: "..", Check: true, NoWinograd: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 {
+			t.Fatalf("%d results, want 1", len(res))
+		}
+		uses := strings.Contains(string(res[0].Content), "ocannlgen/rt/wino\"")
+		if uses == off || (res[0].Status == Unchanged) == off {
+			t.Errorf("NoWinograd %v: imports rt/wino %v, status %v", off, uses, res[0].Status)
+		}
+	}
+}

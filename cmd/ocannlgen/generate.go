@@ -20,7 +20,7 @@ func isPattern(arg string) bool {
 }
 
 // runGenerate runs the go:generate driver: `ocannlgen [-check] [-v]
-// [-tags=...] [packages]`.
+// [-tags=...] [-winograd=off] [packages]`.
 func runGenerate(args []string, stdout, stderr io.Writer) int {
 	var opts gen.Options
 	verbose := false
@@ -31,6 +31,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 			opts.Check = true
 		case a == "-v" || a == "--v":
 			verbose = true
+		case a == "-winograd=off" || a == "--winograd=off":
+			opts.NoWinograd = true
+		case a == "-winograd=on" || a == "--winograd=on":
+			opts.NoWinograd = false
 		case strings.HasPrefix(a, "-tags=") || strings.HasPrefix(a, "--tags="):
 			opts.BuildFlags = append(opts.BuildFlags, "-tags="+a[strings.IndexByte(a, '=')+1:])
 		case strings.HasPrefix(a, "-"):

@@ -35,10 +35,12 @@ func main() {
 }
 
 const usage = `usage:
-  ocannlgen [-check] [-v] [packages]          generate ocannl_gen.go in every package (default ".")
+  ocannlgen [-check] [-v] [-winograd=off] [packages]
+                                              generate ocannl_gen.go in every package (default ".")
                                               with //ocannl: directives; -check writes nothing and
                                               exits 1 listing missing or out-of-date files; -v lists
-                                              what was written
+                                              what was written; -winograd=off keeps float32 3x3
+                                              convolutions on the direct kernels (not rt/wino)
   ocannlgen infer [--json] [--loops [--kernels]] [--schedule] [--bf16] FILE|-
                                               infer and print the shape of every named tensor;
                                               --loops adds each operation's projections and loop nest;
