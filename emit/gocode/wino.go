@@ -17,8 +17,7 @@ const winoPath = "github.com/ocannlgen/ocannlgen/rt/wino"
 type winoConv struct {
 	n    *asm.Nest
 	g    wino.Geom
-	row  *loopir.For // the output row loop, folded into the call
-	cin  int
+	row  *loopir.For   // the output row loop, folded into the call (nil for a gather)
 	imgs []*loopir.For // the other loops around the call, kept in Go
 }
 
@@ -59,13 +58,10 @@ func (k *kgen) winograd(n *asm.Nest) (*winoConv, bool) {
 		}
 		strides[t] = st
 	}
-	w := &winoConv{n: n, cin: cin}
+	w := &winoConv{n: n}
 	for _, l := range n.Outer {
 		if l.Extent == 1 {
 			continue
-		}
-		if strides[n.B][l.Var] != 0 {
-			return nil, false
 		}
 		if w.row == nil && strides[n.A][l.Var] == sp.AK2 && strides[n.C][l.Var] >= sp.M*sp.CM {
 			w.row = l
@@ -87,16 +83,24 @@ func (k *kgen) winograd(n *asm.Nest) (*winoConv, bool) {
 	if w.g.Check() != nil {
 		return nil, false
 	}
+	if k.storesTo(n.B) {
+		return nil, false
+	}
+	return w, true
+}
+
+// storesTo reports whether an operation of the kernel stores to tensor t.
+func (k *kgen) storesTo(t int) bool {
 	for _, op := range k.p.Ops {
 		for _, s := range op.Body {
 			stored := false
-			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == n.B })
+			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == t })
 			if stored {
-				return nil, false
+				return true
 			}
 		}
 	}
-	return w, true
+	return false
 }
 
 // winoCalls renders convolution w for the tiers running rt/wino: the
@@ -119,7 +123,7 @@ func (k *kgen) winoCalls(w *winoConv, guard func() *jen.Statement) []jen.Code {
 		jen.Lit(w.g.O), jen.Lit(w.g.C), jen.Lit(sp.BN), jen.Lit(sp.BK2), jen.Lit(w.g.C), jen.Lit(1))
 	var pre []jen.Code
 	if k.free != nil {
-		// Once, before the parts, in this tier only.
+		// Once, before the parts, under the Winograd tiers' flags.
 		k.parPack = append(k.parPack, jen.If(guard()).Block(weights))
 	} else {
 		pre = append(pre, weights)
@@ -131,18 +135,8 @@ func (k *kgen) winoCalls(w *winoConv, guard func() *jen.Statement) []jen.Code {
 			drop[l.Var] = true
 		}
 	}
-	noRow := func(t int) []loopir.IndexExpr {
-		idx := make([]loopir.IndexExpr, len(n.Zero[t]))
-		for i, x := range n.Zero[t] {
-			idx[i] = loopir.IndexExpr{Offset: x.Offset}
-			for _, tm := range x.Terms {
-				if !drop[tm.Var] {
-					idx[i].Terms = append(idx[i].Terms, tm)
-				}
-			}
-		}
-		return idx
-	}
+	zero := withoutVars(n.Zero, drop)
+	noRow := func(t int) []loopir.IndexExpr { return zero[t] }
 	g := jen.Dict{jen.Id("H"): jen.Lit(w.g.H), jen.Id("W"): jen.Lit(w.g.W), jen.Id("C"): jen.Lit(w.g.C), jen.Id("O"): jen.Lit(w.g.O),
 		jen.Id("XRow"): jen.Lit(w.g.XRow), jen.Id("YRow"): jen.Lit(w.g.YRow)}
 	if w.g.Add {
@@ -207,16 +201,10 @@ func (k *kgen) winoGather(n *asm.Nest) (*winoConv, *bf16Gather, bool) {
 	if wg.Check() != nil {
 		return nil, nil, false
 	}
-	for _, op := range k.p.Ops {
-		for _, s := range op.Body {
-			stored := false
-			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == n.B })
-			if stored {
-				return nil, nil, false
-			}
-		}
+	if k.storesTo(n.B) {
+		return nil, nil, false
 	}
-	return &winoConv{n: c.n, g: wg, cin: sp.K, imgs: c.n.Outer}, g, true
+	return &winoConv{n: c.n, g: wg, imgs: c.n.Outer}, g, true
 }
 
 // winoGatherCalls renders the gather w of g for the tiers running
