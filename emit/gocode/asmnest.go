@@ -520,14 +520,8 @@ func (k *kgen) bf16PackVars(n *asm.Nest, t int) ([]*loopir.For, bool) {
 		k.parPreReads = append(k.parPreReads, t)
 		return vars, true
 	}
-	for _, op := range k.p.Ops {
-		for _, s := range op.Body {
-			stored := false
-			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == t })
-			if stored {
-				return nil, false
-			}
-		}
+	if k.storesTo(t) {
+		return nil, false
 	}
 	return vars, true
 }
