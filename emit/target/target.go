@@ -267,7 +267,7 @@ type Vector struct {
 	// Measured on Zen 4: the ResNet-20's three stages ran at 157-169,
 	// 190-199 and 214-217 GFLOP/s of direct-convolution flops in
 	// AVX-512 and 163, 175 and 205 in AVX2, against the dot kernel's
-	// ~100; the float32 ResNet-20 step went 85-90 -> 68.5-71 ms
+	// ~100; the float32 ResNet-20 step went 85-90 -> 68.5-70.4 ms
 	// (docs/benchmarks.md, "Seventh session").
 	Winograd bool
 	// WideTileMinM is the least M for which a broadcast kernel at least
