@@ -63,13 +63,9 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 			}
 		}
 	}
-	strides := map[int]map[int]int{}
-	for _, t := range []int{n.C, n.A, n.B} {
-		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
-		if !ok {
-			return nil, false
-		}
-		strides[t] = st
+	strides, ok := k.nestStrides(n)
+	if !ok {
+		return nil, false
 	}
 	// The two innermost loops of extent > 1: lw (columns) outside lh
 	// (rows).

@@ -50,13 +50,9 @@ func (k *kgen) winograd(n *asm.Nest) (*winoConv, bool) {
 	if k.p.Tensors[n.B].Kind != inference.Param {
 		return nil, false
 	}
-	strides := map[int]map[int]int{}
-	for _, t := range []int{n.C, n.A, n.B} {
-		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
-		if !ok {
-			return nil, false
-		}
-		strides[t] = st
+	strides, ok := k.nestStrides(n)
+	if !ok {
+		return nil, false
 	}
 	w := &winoConv{n: n}
 	for _, l := range n.Outer {
@@ -87,6 +83,21 @@ func (k *kgen) winograd(n *asm.Nest) (*winoConv, bool) {
 		return nil, false
 	}
 	return w, true
+}
+
+// nestStrides returns the flat element strides of contraction n's C, A
+// and B along each variable of their indices (loopir.FlatStrides), or
+// false when an index is data-dependent.
+func (k *kgen) nestStrides(n *asm.Nest) (map[int]map[int]int, bool) {
+	strides := map[int]map[int]int{}
+	for _, t := range []int{n.C, n.A, n.B} {
+		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
+		if !ok {
+			return nil, false
+		}
+		strides[t] = st
+	}
+	return strides, true
 }
 
 // storesTo reports whether an operation of the kernel stores to tensor t.
@@ -306,13 +317,9 @@ func (k *kgen) winoKernelGrad(n *asm.Nest) (*winoGrad, bool) {
 	if c < 16 || sp.N != 3*c || sp.CN != 1 || sp.BN != 1 || sp.AM != 1 || sp.AK != sp.M || max(sp.N2, 1) != 1 || sp.K2 < 2 {
 		return nil, false
 	}
-	strides := map[int]map[int]int{}
-	for _, t := range []int{n.C, n.A, n.B} {
-		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
-		if !ok {
-			return nil, false
-		}
-		strides[t] = st
+	strides, ok := k.nestStrides(n)
+	if !ok {
+		return nil, false
 	}
 	w := &winoGrad{n: n, so: sp.CM, ky: -1}
 	isKy := func(v int) bool {

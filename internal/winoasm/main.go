@@ -108,10 +108,11 @@ func generate() []byte {
 `)
 	inputTiles(w)
 	outputTiles(w)
-	gradTiles(w)
 	inputTiles2(w)
 	outputTiles2(w)
-	gradTiles2(w)
+	for _, t := range isas {
+		gradTiles(w, t)
+	}
 	for _, t := range isas {
 		for nv := 1; nv < len(t.maxRows); nv++ {
 			for r := 1; r <= t.maxRows[nv]; r++ {
@@ -369,71 +370,76 @@ func bReg(t isa) int {
 }
 
 // gradTiles: D = A g A^T for each tile's 2x2 pixels g of the output's
-// gradient and each 16 channels, A = [1 0; 1 1; 1 -1; 0 -1] (the
+// gradient and each vector of channels, A = [1 0; 1 1; 1 -1; 0 -1] (the
 // kernel gradient's transform of the output gradient, Lavin and Gray's
 // F(2x2,3x3) transposed). Tile t's pixels start at dy + t*2*pix bytes
-// (rows ldy bytes apart); D[xi] of tile t at d + xi*ldd + t*ov*64.
-func gradTiles(w *asmw) {
-	w.b.WriteString(`
-// func gradTiles(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
-TEXT ·gradTiles(SB), NOSPLIT, $0-56
-`)
+// (rows ldy bytes apart); D[xi] of tile t at d + xi*ldd + t*ov*vecBytes.
+// The same code in both sets (16 registers).
+func gradTiles(w *asmw, t isa) {
+	name := "gradTiles" + t.name
+	lbl := "grad" + t.name
+	shift := 6
+	if t.vecBytes == 32 {
+		shift = 5
+	}
+	r := func(i int) string { return fmt.Sprintf("%s%d", t.reg, i) }
+	fmt.Fprintf(&w.b, "\n// func %s(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)\nTEXT ·%s(SB), NOSPLIT, $0-56\n", name, name)
 	w.p("MOVQ d+0(FP), AX")
 	w.p("MOVQ dy+8(FP), BX")
 	w.p("MOVQ ldy+16(FP), CX")
 	w.p("MOVQ tiles+24(FP), DX")
 	w.p("MOVQ ov+32(FP), R8")
-	w.p("SHLQ $6, R8")
+	w.p("SHLQ $%d, R8", shift)
 	w.p("MOVQ pix+40(FP), R12")
 	w.p("MOVQ ldd+48(FP), DI")
 	w.p("LEAQ (DI)(DI*2), R13")
-	w.p("VPXORD Z31, Z31, Z31")
+	w.p("%s %s, %s, %s", t.zero, r(15), r(15), r(15))
 	w.p("TESTQ DX, DX")
-	w.p("JZ grad_done")
-	w.label("grad_tile")
+	w.p("JZ %s_done", lbl)
+	w.label(lbl + "_tile")
 	w.p("MOVQ BX, R10")
 	w.p("MOVQ AX, R11")
 	w.p("MOVQ R8, SI")
-	w.p("SHRQ $6, SI")
-	w.label("grad_vec")
+	w.p("SHRQ $%d, SI", shift)
+	w.label(lbl + "_vec")
 	// g00, g01 (row 0), g10, g11 (row 1)
 	w.p("LEAQ (R10)(CX*1), R9")
-	w.p("VMOVUPS (R10), Z0")
-	w.p("VMOVUPS (R10)(R12*1), Z1")
-	w.p("VMOVUPS (R9), Z2")
-	w.p("VMOVUPS (R9)(R12*1), Z3")
+	w.p("VMOVUPS (R10), %s", r(0))
+	w.p("VMOVUPS (R10)(R12*1), %s", r(1))
+	w.p("VMOVUPS (R9), %s", r(2))
+	w.p("VMOVUPS (R9)(R12*1), %s", r(3))
 	// e (4x2): e0j = g0j, e1j = g0j + g1j, e2j = g0j - g1j, e3j = -g1j;
-	// column j of row i in Z(4+2i+j)
+	// column j of row i in register 4+2i+j
 	for j := 0; j < 2; j++ {
 		g0, g1 := j, 2+j
-		w.p("VMOVAPS Z%d, Z%d", g0, 4+j)
-		w.p("VADDPS Z%d, Z%d, Z%d", g1, g0, 6+j)
-		w.p("VSUBPS Z%d, Z%d, Z%d", g1, g0, 8+j)
-		w.p("VSUBPS Z%d, Z31, Z%d", g1, 10+j)
+		w.p("VMOVAPS %s, %s", r(g0), r(4+j))
+		w.p("VADDPS %s, %s, %s", r(g1), r(g0), r(6+j))
+		w.p("VSUBPS %s, %s, %s", r(g1), r(g0), r(8+j))
+		w.p("VSUBPS %s, %s, %s", r(g1), r(15), r(10+j))
 	}
 	w.p("MOVQ R11, R9")
 	for i := 0; i < 4; i++ {
 		e0, e1 := 4+2*i, 5+2*i
-		w.p("VADDPS Z%d, Z%d, Z20", e1, e0)
-		w.p("VSUBPS Z%d, Z%d, Z21", e1, e0)
-		w.p("VSUBPS Z%d, Z31, Z22", e1)
-		w.p("VMOVUPS Z%d, (R9)", e0)
-		w.p("VMOVUPS Z20, (R9)(DI*1)")
-		w.p("VMOVUPS Z21, (R9)(DI*2)")
-		w.p("VMOVUPS Z22, (R9)(R13*1)")
+		w.p("VADDPS %s, %s, %s", r(e1), r(e0), r(12))
+		w.p("VSUBPS %s, %s, %s", r(e1), r(e0), r(13))
+		w.p("VSUBPS %s, %s, %s", r(e1), r(15), r(14))
+		w.p("VMOVUPS %s, (R9)", r(e0))
+		w.p("VMOVUPS %s, (R9)(DI*1)", r(12))
+		w.p("VMOVUPS %s, (R9)(DI*2)", r(13))
+		w.p("VMOVUPS %s, (R9)(R13*1)", r(14))
 		if i < 3 {
 			w.p("LEAQ (R9)(DI*4), R9")
 		}
 	}
-	w.p("ADDQ $64, R10")
-	w.p("ADDQ $64, R11")
+	w.p("ADDQ $%d, R10", t.vecBytes)
+	w.p("ADDQ $%d, R11", t.vecBytes)
 	w.p("DECQ SI")
-	w.p("JNZ grad_vec")
+	w.p("JNZ %s_vec", lbl)
 	w.p("LEAQ (BX)(R12*2), BX")
 	w.p("ADDQ R8, AX")
 	w.p("DECQ DX")
-	w.p("JNZ grad_tile")
-	w.label("grad_done")
+	w.p("JNZ %s_tile", lbl)
+	w.label(lbl + "_done")
 	w.p("VZEROUPPER")
 	w.p("RET")
 }
@@ -570,69 +576,6 @@ TEXT ·outputTiles2(SB), NOSPLIT, $0-49
 	w.p("DECQ DX")
 	w.p("JNZ out2_tile")
 	w.label("out2_done")
-	w.p("VZEROUPPER")
-	w.p("RET")
-}
-
-// gradTiles2 is gradTiles in AVX2.
-func gradTiles2(w *asmw) {
-	w.b.WriteString(`
-// func gradTiles2(d *float32, dy *float32, ldy int, tiles int, ov int, pix int, ldd int)
-TEXT ·gradTiles2(SB), NOSPLIT, $0-56
-`)
-	w.p("MOVQ d+0(FP), AX")
-	w.p("MOVQ dy+8(FP), BX")
-	w.p("MOVQ ldy+16(FP), CX")
-	w.p("MOVQ tiles+24(FP), DX")
-	w.p("MOVQ ov+32(FP), R8")
-	w.p("SHLQ $5, R8")
-	w.p("MOVQ pix+40(FP), R12")
-	w.p("MOVQ ldd+48(FP), DI")
-	w.p("LEAQ (DI)(DI*2), R13")
-	w.p("VXORPS Y15, Y15, Y15")
-	w.p("TESTQ DX, DX")
-	w.p("JZ grad2_done")
-	w.label("grad2_tile")
-	w.p("MOVQ BX, R10")
-	w.p("MOVQ AX, R11")
-	w.p("MOVQ R8, SI")
-	w.p("SHRQ $5, SI")
-	w.label("grad2_vec")
-	w.p("LEAQ (R10)(CX*1), R9")
-	w.p("VMOVUPS (R10), Y0")
-	w.p("VMOVUPS (R10)(R12*1), Y1")
-	w.p("VMOVUPS (R9), Y2")
-	w.p("VMOVUPS (R9)(R12*1), Y3")
-	for j := 0; j < 2; j++ {
-		g0, g1 := j, 2+j
-		w.p("VMOVAPS Y%d, Y%d", g0, 4+j)
-		w.p("VADDPS Y%d, Y%d, Y%d", g1, g0, 6+j)
-		w.p("VSUBPS Y%d, Y%d, Y%d", g1, g0, 8+j)
-		w.p("VSUBPS Y%d, Y15, Y%d", g1, 10+j)
-	}
-	w.p("MOVQ R11, R9")
-	for i := 0; i < 4; i++ {
-		e0, e1 := 4+2*i, 5+2*i
-		w.p("VADDPS Y%d, Y%d, Y12", e1, e0)
-		w.p("VSUBPS Y%d, Y%d, Y13", e1, e0)
-		w.p("VSUBPS Y%d, Y15, Y14", e1)
-		w.p("VMOVUPS Y%d, (R9)", e0)
-		w.p("VMOVUPS Y12, (R9)(DI*1)")
-		w.p("VMOVUPS Y13, (R9)(DI*2)")
-		w.p("VMOVUPS Y14, (R9)(R13*1)")
-		if i < 3 {
-			w.p("LEAQ (R9)(DI*4), R9")
-		}
-	}
-	w.p("ADDQ $32, R10")
-	w.p("ADDQ $32, R11")
-	w.p("DECQ SI")
-	w.p("JNZ grad2_vec")
-	w.p("LEAQ (BX)(R12*2), BX")
-	w.p("ADDQ R8, AX")
-	w.p("DECQ DX")
-	w.p("JNZ grad2_tile")
-	w.label("grad2_done")
 	w.p("VZEROUPPER")
 	w.p("RET")
 }

@@ -3,6 +3,8 @@ package bf16
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/ocannlgen/ocannlgen/rt/internal/padgrid"
 )
 
 // Padded is a bf16 copy of a float32 array with zero margins: the
@@ -33,61 +35,22 @@ func (p *Padded) ConvertTier(t Tier, base *float32, dims, pad [4]int) {
 // convert is Convert in tier t (Convert skips Available: cpu.Supported
 // parses feature names).
 func (p *Padded) convert(t Tier, base *float32, dims, pad [4]int) {
-	n := 1
-	for i := range dims {
-		if dims[i] < 0 || pad[i] < 0 {
-			panic(fmt.Sprintf("bf16.Padded.Convert: dimensions %v, pads %v", dims, pad))
-		}
-		n *= dims[i] + 2*pad[i]
+	g := padgrid.Grid{Dims: dims, Pad: pad}
+	if !g.Valid() {
+		panic(fmt.Sprintf("bf16.Padded.Convert: dimensions %v, pads %v", dims, pad))
 	}
+	n := g.Len()
 	if cap(p.h) < n {
 		p.h = make([]uint16, n)
 	} else if p.h = p.h[:n]; dims != p.dims || pad != p.pad {
 		clear(p.h) // the margins
 	}
 	p.h, p.base, p.dims, p.pad = p.h[:n], base, dims, pad
-	if n == 0 || dims[0]*dims[1]*dims[2]*dims[3] == 0 {
+	if n == 0 || g.Size() == 0 {
 		return
 	}
-	// Axis j, the innermost with margins, and the axes inside it are
-	// contiguous in both arrays: one run for each index of the axes
-	// outside it.
-	j := 0
-	for i := 3; i >= 0; i-- {
-		if pad[i] != 0 {
-			j = i
-			break
-		}
-	}
-	run := 1
-	for i := j; i < 4; i++ {
-		run *= dims[i]
-	}
-	var dst, src [4]int // element strides
-	ds, ss := 1, 1
-	for i := 3; i >= 0; i-- {
-		dst[i], src[i] = ds, ss
-		ds *= dims[i] + 2*pad[i]
-		ss *= dims[i]
-	}
-	lead := 0
-	for i := range dims {
-		lead += pad[i] * dst[i]
-	}
-	ext := [4]int{1, 1, 1, 1}
-	copy(ext[:j], dims[:j])
-	from := unsafe.Slice(base, ss)
-	for i0 := range ext[0] {
-		for i1 := range ext[1] {
-			for i2 := range ext[2] {
-				for i3 := range ext[3] {
-					d := lead + i0*dst[0] + i1*dst[1] + i2*dst[2] + i3*dst[3]
-					s := i0*src[0] + i1*src[1] + i2*src[2] + i3*src[3]
-					convertTier(t, &p.h[d], &from[s], run)
-				}
-			}
-		}
-	}
+	from := unsafe.Slice(base, g.Size())
+	g.Runs(func(d, s, run int) { convertTier(t, &p.h[d], &from[s], run) })
 }
 
 // At is the operand at element x of the array p was converted from,
@@ -100,15 +63,9 @@ func (p *Padded) At(x *float32, shift [4]int) Operand {
 	if p.base == nil || d%4 != 0 || d/4 >= uintptr(size) {
 		panic(fmt.Sprintf("bf16.Padded.At: %p is not in the %d values converted from %p", x, size, p.base))
 	}
-	rem, off, st := int(d/4), 0, 1
-	for i := 3; i >= 0; i-- {
-		c := rem%p.dims[i] + p.pad[i] + shift[i]
-		rem /= p.dims[i]
-		if c < 0 || c >= p.dims[i]+2*p.pad[i] {
-			panic(fmt.Sprintf("bf16.Padded.At: %p moved by %v leaves the padded copy (dimensions %v, pads %v)", x, shift, p.dims, p.pad))
-		}
-		off += c * st
-		st *= p.dims[i] + 2*p.pad[i]
+	off, ok := padgrid.Grid{Dims: p.dims, Pad: p.pad}.Index(int(d/4), shift)
+	if !ok {
+		panic(fmt.Sprintf("bf16.Padded.At: %p moved by %v leaves the padded copy (dimensions %v, pads %v)", x, shift, p.dims, p.pad))
 	}
 	return Operand{H: &p.h[off]}
 }

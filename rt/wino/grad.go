@@ -84,11 +84,7 @@ func sumTiles(t int, acc []float32, x, dy *float32, g Geom, img0, img1 int) {
 	plane := g.C*g.O + planePad
 	var vbuf, dbuf [bufLen]float32
 	tw, th := g.W/2, g.H/2
-	capTiles := 1024 / max(g.C, g.O)
-	nc, nr := min(tw, capTiles), 1
-	if nc == tw {
-		nr = max(1, capTiles/tw)
-	}
+	nc, nr := g.chunk()
 	for img := img0; img < img1; img++ {
 		xi0 := unsafe.Add(unsafe.Pointer(x), 4*img*g.XImg)
 		dyi := unsafe.Add(unsafe.Pointer(dy), 4*img*g.YImg)

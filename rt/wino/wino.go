@@ -13,7 +13,8 @@
 // the same steps in Go. The sums run in another order
 // than a direct convolution's, so results differ in the last bits.
 //
-// The package depends on the standard library and rt/cpu only.
+// The package depends on the standard library, rt/cpu and
+// rt/internal/padgrid only.
 package wino
 
 import (
@@ -71,6 +72,18 @@ func (g Geom) Check() error {
 		return fmt.Errorf("%w: %d images %d (x) and %d (y) apart", ErrGeom, g.N, g.XImg, g.YImg)
 	}
 	return nil
+}
+
+// chunk is the block of tiles Conv and KernelGrad transform at a time,
+// nr tile rows of nc tiles: as many as the buffers' 1024 tile-channels
+// per plane hold, whole tile rows when one fits.
+func (g Geom) chunk() (nc, nr int) {
+	tw, capTiles := g.W/2, 1024/max(g.C, g.O)
+	nc, nr = min(tw, capTiles), 1
+	if nc == tw {
+		nr = max(1, capTiles/tw)
+	}
+	return nc, nr
 }
 
 // WeightsLen is the length of the transformed kernel of c input and o
@@ -157,11 +170,7 @@ func Conv(y, x, u *float32, g Geom) {
 func conv(t int, y, x, u *float32, g Geom) {
 	var vbuf, mbuf [bufLen]float32
 	tw, th := g.W/2, g.H/2
-	capTiles := 1024 / max(g.C, g.O)
-	nc, nr := min(tw, capTiles), 1
-	if nc == tw {
-		nr = max(1, capTiles/tw)
-	}
+	nc, nr := g.chunk()
 	for tr := 0; tr < th; tr += nr {
 		rows := min(nr, th-tr)
 		for tc := 0; tc < tw; tc += nc {
