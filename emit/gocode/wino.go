@@ -100,6 +100,19 @@ func (k *kgen) nestStrides(n *asm.Nest) (map[int]map[int]int, bool) {
 	return strides, true
 }
 
+// geomLit is the wino.Geom literal of g (its zero fields left out).
+func geomLit(g wino.Geom) jen.Code {
+	d := jen.Dict{jen.Id("H"): jen.Lit(g.H), jen.Id("W"): jen.Lit(g.W), jen.Id("C"): jen.Lit(g.C), jen.Id("O"): jen.Lit(g.O),
+		jen.Id("XRow"): jen.Lit(g.XRow), jen.Id("YRow"): jen.Lit(g.YRow)}
+	if g.N > 1 {
+		d[jen.Id("N")], d[jen.Id("XImg")], d[jen.Id("YImg")] = jen.Lit(g.N), jen.Lit(g.XImg), jen.Lit(g.YImg)
+	}
+	if g.Add {
+		d[jen.Id("Add")] = jen.True()
+	}
+	return jen.Qual(winoPath, "Geom").Values(d)
+}
+
 // storesTo reports whether an operation of the kernel stores to tensor t.
 func (k *kgen) storesTo(t int) bool {
 	for _, op := range k.p.Ops {
@@ -148,16 +161,12 @@ func (k *kgen) winoCalls(w *winoConv, guard func() *jen.Statement) []jen.Code {
 	}
 	zero := withoutVars(n.Zero, drop)
 	noRow := func(t int) []loopir.IndexExpr { return zero[t] }
-	g := jen.Dict{jen.Id("H"): jen.Lit(w.g.H), jen.Id("W"): jen.Lit(w.g.W), jen.Id("C"): jen.Lit(w.g.C), jen.Id("O"): jen.Lit(w.g.O),
-		jen.Id("XRow"): jen.Lit(w.g.XRow), jen.Id("YRow"): jen.Lit(w.g.YRow)}
-	if w.g.Add {
-		g[jen.Id("Add")] = jen.True()
-	}
+	g := geomLit(w.g)
 	var build func(i int) jen.Code
 	build = func(i int) jen.Code {
 		if i == len(w.imgs) {
 			return jen.Qual(winoPath, "Conv").Call(jen.Op("&").Add(k.directAccess(n.C, noRow(n.C))), jen.Op("&").Add(k.directAccess(n.A, noRow(n.A))),
-				jen.Op("&").Add(field()).Index(jen.Lit(0)), jen.Qual(winoPath, "Geom").Values(g))
+				jen.Op("&").Add(field()).Index(jen.Lit(0)), g)
 		}
 		l := w.imgs[i]
 		before := k.varUse[l.Var]
@@ -259,18 +268,14 @@ func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, guard func() *jen.Sta
 	} else {
 		pre = prep
 	}
-	gd := jen.Dict{jen.Id("H"): jen.Lit(w.g.H), jen.Id("W"): jen.Lit(w.g.W), jen.Id("C"): jen.Lit(w.g.C), jen.Id("O"): jen.Lit(w.g.O),
-		jen.Id("XRow"): jen.Lit(w.g.XRow), jen.Id("YRow"): jen.Lit(w.g.YRow), jen.Id("Add"): jen.True()}
-	if w.g.N > 1 {
-		gd[jen.Id("N")], gd[jen.Id("XImg")], gd[jen.Id("YImg")] = jen.Lit(w.g.N), jen.Lit(w.g.XImg), jen.Lit(w.g.YImg)
-	}
+	gd := geomLit(w.g)
 	shift := g.calls[0].shift
 	var build func(i int) jen.Code
 	build = func(i int) jen.Code {
 		if i == len(w.imgs) {
 			x := pField().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A])), arr(shift))
 			return jen.Qual(winoPath, "Conv").Call(jen.Op("&").Add(k.directAccess(n.C, n.Zero[n.C])), x,
-				jen.Op("&").Add(uField()).Index(jen.Lit(0)), jen.Qual(winoPath, "Geom").Values(gd))
+				jen.Op("&").Add(uField()).Index(jen.Lit(0)), gd)
 		}
 		l := w.imgs[i]
 		before := k.varUse[l.Var]
@@ -375,14 +380,7 @@ func (k *kgen) winoGradCalls(w *winoGrad, guard func() *jen.Statement) []jen.Cod
 	at := func(t int) jen.Code {
 		return jen.Op("&").Add(k.directAccess(t, withoutVars(map[int][]loopir.IndexExpr{t: n.Zero[t]}, drop)[t]))
 	}
-	gd := jen.Dict{jen.Id("H"): jen.Lit(w.g.H), jen.Id("W"): jen.Lit(w.g.W), jen.Id("C"): jen.Lit(w.g.C), jen.Id("O"): jen.Lit(w.g.O),
-		jen.Id("XRow"): jen.Lit(w.g.XRow), jen.Id("YRow"): jen.Lit(w.g.YRow)}
-	if w.g.N > 1 {
-		gd[jen.Id("N")], gd[jen.Id("XImg")], gd[jen.Id("YImg")] = jen.Lit(w.g.N), jen.Lit(w.g.XImg), jen.Lit(w.g.YImg)
-	}
-	if w.g.Add {
-		gd[jen.Id("Add")] = jen.True()
-	}
+	gd := geomLit(w.g)
 	prep := field().Dot("Prepare").Call(jen.Lit(w.g.C), jen.Lit(w.g.O), jen.Lit(w.parts))
 	var code []jen.Code
 	part := jen.Lit(0)
@@ -392,6 +390,6 @@ func (k *kgen) winoGradCalls(w *winoGrad, guard func() *jen.Statement) []jen.Cod
 	} else {
 		code = append(code, prep)
 	}
-	return append(code, field().Dot("KernelGrad").Call(at(n.C), at(n.B), at(n.A), jen.Qual(winoPath, "Geom").Values(gd),
+	return append(code, field().Dot("KernelGrad").Call(at(n.C), at(n.B), at(n.A), gd,
 		jen.Lit(w.so), jen.Lit(w.si), jen.Lit(w.g.C), part, jen.Lit(w.parts)))
 }
