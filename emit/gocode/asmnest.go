@@ -43,22 +43,26 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	if k.k.BF16 && k.elem == "float32" {
 		return k.bf16Calls(n, pre)
 	}
+	// A 3x3 stride-1 convolution, its input gradient or its kernel
+	// gradient runs in rt/wino in the tiers whose target has Winograd
+	// (wino.go): the input gradient recognized before asm.FoldOuter (as
+	// bf16Gather's gather), the others after it.
+	winoTier := false
+	for _, t := range k.asm.Tiers() {
+		winoTier = winoTier || t.Winograd
+	}
 	var wc *winoConv
 	var wg *bf16Gather
-	for _, t := range k.asm.Tiers() {
-		if t.Winograd {
-			wc, wg, _ = k.winoGather(n)
-		}
+	var wk *winoGrad
+	if winoTier {
+		wc, wg, _ = k.winoGather(n)
 	}
 	n = asm.FoldOuter(n, k.p, k.asm.Tiers())
-	var wk *winoGrad
-	for _, t := range k.asm.Tiers() {
-		if t.Winograd && wc == nil {
-			wc, _ = k.winograd(n)
-		}
-		if t.Winograd && wc == nil {
-			wk, _ = k.winoKernelGrad(n)
-		}
+	if winoTier && wc == nil {
+		wc, _ = k.winograd(n)
+	}
+	if winoTier && wc == nil {
+		wk, _ = k.winoKernelGrad(n)
 	}
 	if wc != nil || wk != nil {
 		n2 := *n
