@@ -141,6 +141,8 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 		}
 	}
 	note := "// " + n.Spec.Describe(kernTiers...) + "."
+	key := [2]int{k.curOp, k.curStmt}
+	delete(k.winoForms, key)
 	switch {
 	case wg != nil:
 		note = fmt.Sprintf("// %dx%d input gradient of a 3x3 convolution, %d -> %d channels: %s (Winograd F(2x2,3x3), the gather over a padded copy)%s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, inWino, kernNote())
@@ -148,6 +150,12 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 		note = fmt.Sprintf("// %dx%d convolution, %d -> %d channels: %s (Winograd F(2x2,3x3))%s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, inWino, kernNote())
 	case wk != nil:
 		note = fmt.Sprintf("// the kernel gradient of a %dx%d 3x3 convolution, %d -> %d channels: %s (Winograd F(2x2,3x3) transposed)%s.", wk.g.H, wk.g.W, wk.g.C, wk.g.O, inWino, kernNote())
+	}
+	if wc != nil || wk != nil {
+		if k.winoForms == nil {
+			k.winoForms = map[[2]int]string{}
+		}
+		k.winoForms[key] = strings.TrimSuffix(strings.TrimPrefix(note, "// "), ".")
 	}
 	return calls, note
 }

@@ -199,8 +199,11 @@ type kgen struct {
 	// nests emitted so far (each with its operation and statement), and
 	// chains the chains formed of them (see Schedules).
 	curOp, curStmt int
-	units          []*schedule.Unit
-	chains         []schedule.Chain
+	// winoForms holds, by operation and statement, the rt/wino form
+	// (its note) of each nest the Winograd tiers run there (Schedule).
+	winoForms map[[2]int]string
+	units     []*schedule.Unit
+	chains    []schedule.Chain
 	// fillOff0 is added to the first axis's index of the region fills
 	// (a parallel margin reset's part offset, parReset).
 	fillOff0 []loopir.IndexTerm

@@ -234,6 +234,15 @@ func Chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
 	return false
 }
 
+// AttachWinograd records, for each nest at forms' key (its operation and
+// statement), how the Winograd tiers run it (Nest.Winograd).
+func (s *Schedule) AttachWinograd(forms map[[2]int]string) {
+	for i := range s.Nests {
+		n := &s.Nests[i]
+		n.Winograd = forms[[2]int{n.Op, n.Stmt}]
+	}
+}
+
 // Attach records what the Go emitter decided while rendering the
 // schedule's program (with the same options): units are the parallel
 // nests and margin resets it split, chains the chains it formed of them.

@@ -49,6 +49,8 @@ func (n *Nest) kernelLine(s *Schedule) string {
 		return "Go loops (not a perfect nest)"
 	case n.Kernel.Family == Contraction && s.BF16 && s.Elem == "float32":
 		return BF16Describe(n.Kernel.Contraction.Spec, s.BF16Operands) + outerDesc(n.Kernel.Outer())
+	case n.Kernel.Family == Contraction && n.Winograd != "":
+		return n.Winograd + "; Go loops when the tier is off"
 	case n.Kernel.Family == Contraction:
 		// As the Go emitter calls it: the reduction loops around the
 		// call folded into a broadcast kernel (asm.FoldOuter).

@@ -86,6 +86,11 @@ type Nest struct {
 	Store *loopir.Store
 	// Kernel is the kernel that runs it (Choose).
 	Kernel Choice
+	// Winograd, when not empty, says how the tiers whose target has
+	// Winograd run the nest instead (in rt/wino: a 3x3 convolution, its
+	// input gradient or its kernel gradient; the Go emitter decides it,
+	// Schedule.AttachWinograd records it).
+	Winograd string
 	// Plan is how the Go loops run it (all of it, or the branch taken
 	// when no tier is on).
 	Plan *LoopPlan
