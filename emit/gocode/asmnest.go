@@ -145,7 +145,11 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	delete(k.winoForms, key)
 	switch {
 	case wg != nil:
-		note = fmt.Sprintf("// %dx%d input gradient of a 3x3 convolution, %d -> %d channels: %s (Winograd F(2x2,3x3), the gather over a padded copy)%s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, inWino, kernNote())
+		over := "the gather over a padded copy"
+		if _, inPlace := k.winoPadGeom(wc, wg); inPlace {
+			over = "the gather, the edge tiles' margins zeros"
+		}
+		note = fmt.Sprintf("// %dx%d input gradient of a 3x3 convolution, %d -> %d channels: %s (Winograd F(2x2,3x3), %s)%s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, inWino, over, kernNote())
 	case wc != nil:
 		note = fmt.Sprintf("// %dx%d convolution, %d -> %d channels: %s (Winograd F(2x2,3x3))%s.", wc.g.H, wc.g.W, wc.g.C, wc.g.O, inWino, kernNote())
 	case wk != nil:

@@ -110,6 +110,9 @@ func geomLit(g wino.Geom) jen.Code {
 	if g.Add {
 		d[jen.Id("Add")] = jen.True()
 	}
+	if g.Pad {
+		d[jen.Id("Pad")] = jen.True()
+	}
 	return jen.Qual(winoPath, "Geom").Values(d)
 }
 
@@ -227,6 +230,33 @@ func (k *kgen) winoGather(n *asm.Nest) (*winoConv, *bf16Gather, bool) {
 	return &winoConv{n: c.n, g: wg, imgs: c.n.Outer}, g, true
 }
 
+// winoPadGeom is the geometry of the gather w of g run on A itself
+// (wino.Geom.Pad), when the padded copy would only give A's pixels the
+// one zero pixel around them that a "same" convolution's windows reach:
+// A unpadded and dense, its pixels as many as C's (the geometry's), and
+// the call's first cell at A's pixel (-1, -1). rt/wino then copies only
+// the windows of the tiles on A's edges (a stack block), not all of A
+// before the parts.
+func (k *kgen) winoPadGeom(w *winoConv, g *bf16Gather) (wino.Geom, bool) {
+	a := &k.p.Tensors[w.n.A]
+	d := g.dims
+	if a.Padded() || d[0]*d[1]*d[2]*d[3] != a.Size() || len(g.calls) != 1 || g.calls[0].shift != [4]int{0, -1, -1, 0} ||
+		g.pad[0] != 0 || g.pad[3] != 0 || g.pad[1] < 1 || g.pad[2] < 1 || d[1] != w.g.H || d[2] != w.g.W || d[3] != w.g.C {
+		return wino.Geom{}, false
+	}
+	// The copy's strides: its rows, and A's first dimension the images.
+	prow := (d[2] + 2*g.pad[2]) * d[3]
+	if w.g.XRow != prow || w.g.N > 1 && w.g.XImg != (d[1]+2*g.pad[1])*prow {
+		return wino.Geom{}, false
+	}
+	pg := w.g
+	pg.Pad, pg.XRow = true, d[2]*d[3]
+	if pg.N > 1 {
+		pg.XImg = d[1] * pg.XRow
+	}
+	return pg, pg.Check() == nil
+}
+
 // winoGatherCalls renders the gather w of g for the tiers running
 // rt/wino: the padded
 // copy of A and the flipped kernel's transform (before the parts of a
@@ -241,8 +271,13 @@ func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, guard func() *jen.Sta
 		k.partScratch = true
 	}
 	uName := k.names.fresh(k.nameBase(n.B) + "WinoT")
-	pName := k.names.fresh(k.nameBase(n.A) + "WinoPad")
-	k.bf16Packs = append(k.bf16Packs, jen.Id(uName).Index(jen.Lit(wino.WeightsLen(w.g.C, w.g.O))).Float32(), jen.Id(pName).Qual(winoPath, "Padded"))
+	pg, inPlace := k.winoPadGeom(w, g)
+	var pName string
+	k.bf16Packs = append(k.bf16Packs, jen.Id(uName).Index(jen.Lit(wino.WeightsLen(w.g.C, w.g.O))).Float32())
+	if !inPlace {
+		pName = k.names.fresh(k.nameBase(n.A) + "WinoPad")
+		k.bf16Packs = append(k.bf16Packs, jen.Id(pName).Qual(winoPath, "Padded"))
+	}
 	uField := func() *jen.Statement { return jen.Id(k.scratch).Dot(uName) }
 	pField := func() *jen.Statement { return jen.Id(k.scratch).Dot(pName) }
 	sp := n.Spec
@@ -255,25 +290,33 @@ func (k *kgen) winoGatherCalls(w *winoConv, g *bf16Gather, guard func() *jen.Sta
 	// input channels B's reduction (BK); n.Zero[B] is the flipped
 	// kernel's first tap.
 	prep := []jen.Code{
-		pField().Dot("Copy").Call(jen.Op("&").Add(k.directAccess(n.A, zero)), arr(g.dims), arr(g.pad)),
 		jen.Qual(winoPath, "Weights").Call(jen.Op("&").Add(uField()).Index(jen.Lit(0)), jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B])),
 			jen.Lit(w.g.O), jen.Lit(w.g.C), jen.Lit(sp.BN), jen.Lit(sp.BK3), jen.Lit(sp.BK2), jen.Lit(sp.BK)),
+	}
+	if !inPlace {
+		prep = append([]jen.Code{pField().Dot("Copy").Call(jen.Op("&").Add(k.directAccess(n.A, zero)), arr(g.dims), arr(g.pad))}, prep...)
 	}
 	var pre []jen.Code
 	if k.free != nil {
 		k.parPack = append(k.parPack, jen.If(guard()).Block(prep...))
-		if k.p.Tensors[n.A].Kind != inference.Param {
+		if !inPlace && k.p.Tensors[n.A].Kind != inference.Param {
 			k.parPreReads = append(k.parPreReads, n.A)
 		}
 	} else {
 		pre = prep
 	}
 	gd := geomLit(w.g)
+	if inPlace {
+		gd = geomLit(pg)
+	}
 	shift := g.calls[0].shift
 	var build func(i int) jen.Code
 	build = func(i int) jen.Code {
 		if i == len(w.imgs) {
-			x := pField().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A])), arr(shift))
+			x := jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A]))
+			if !inPlace {
+				x = pField().Dot("At").Call(x, arr(shift))
+			}
 			return jen.Qual(winoPath, "Conv").Call(jen.Op("&").Add(k.directAccess(n.C, n.Zero[n.C])), x,
 				jen.Op("&").Add(uField()).Index(jen.Lit(0)), gd)
 		}

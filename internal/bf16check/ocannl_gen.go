@@ -35725,9 +35725,18 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	rec13 := ocannlConvBackwardPart12Records.Get()
 	rec13.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
+	if ocannlAVX512 || ocannlAVX2 {
+		wino.Weights(&scratch.pNetConv2d2KernelWinoT[0], &pNetConv2d2Kernel[128], 16, 16, 1, -48, -16, 144)
+	}
+	// 8 parts of i0 on the pool.
+	rec14 := ocannlConvBackwardPart13Records.Get()
+	rec14.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec14.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec11, rec12, rec13)
+	region.RunSeq(8, rec11, rec12, rec13, rec14)
 	*rec11 = ocannlConvBackwardPart10{}
 	ocannlConvBackwardPart10Records.Put(rec11)
 	*rec12 = ocannlConvBackwardPart11{}
@@ -35747,17 +35756,6 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 	rec13.scratch = nil
 	ocannlConvBackwardPart12Records.Put(rec13)
-
-	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
-	if ocannlAVX512 || ocannlAVX2 {
-		scratch.net_conv2d_1_x_1_gradWinoPad.Copy(&scratch.net_conv2d_1_x_1_grad[0][0][0][0], [4]int{16, 12, 12, 16}, [4]int{0, 2, 2, 0})
-		wino.Weights(&scratch.pNetConv2d2KernelWinoT[0], &pNetConv2d2Kernel[128], 16, 16, 1, -48, -16, 144)
-	}
-	// 8 parts of i0 on the pool.
-	rec14 := ocannlConvBackwardPart13Records.Get()
-	rec14.pNetConv2d2Kernel = pNetConv2d2Kernel
-	rec14.scratch = scratch
-	region.Run(rec14, 8)
 	*rec14 = ocannlConvBackwardPart13{}
 	ocannlConvBackwardPart13Records.Put(rec14)
 
@@ -35873,7 +35871,6 @@ type ocannlConvBackwardScratch struct {
 	train_cross_entropy_1_m_argmax_11 [16][1]float32
 	pNetConv2d2KernelWino             [4096]float32
 	pNetConv2d2KernelWinoT            [4096]float32
-	net_conv2d_1_x_1_gradWinoPad      wino.Padded
 	gNetConv2d2KernelWinoSums         wino.GradSums
 }
 
@@ -36483,30 +36480,32 @@ type ocannlConvBackwardPart13 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r25 *ocannlConvBackwardPart13) Part(j52 int) {
 	pNetConv2d2Kernel, scratch := r25.pNetConv2d2Kernel, r25.scratch
-	// 12x12 input gradient of a 3x3 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy).
+	// 12x12 input gradient of a 3x3 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3), the gather, the edge tiles' margins zeros).
 	if ocannlAVX512 {
-		wino.Conv(&scratch.net_conv2d_2_x_grad[2*j52][1][1][0], scratch.net_conv2d_1_x_1_gradWinoPad.At(&scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d2KernelWinoT[0], wino.Geom{
+		wino.Conv(&scratch.net_conv2d_2_x_grad[2*j52][1][1][0], &scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0], &scratch.pNetConv2d2KernelWinoT[0], wino.Geom{
 			Add:  true,
 			C:    16,
 			H:    12,
 			N:    2,
 			O:    16,
+			Pad:  true,
 			W:    12,
-			XImg: 4096,
-			XRow: 256,
+			XImg: 2304,
+			XRow: 192,
 			YImg: 3600,
 			YRow: 240,
 		})
 	} else if ocannlAVX2 {
-		wino.Conv(&scratch.net_conv2d_2_x_grad[2*j52][1][1][0], scratch.net_conv2d_1_x_1_gradWinoPad.At(&scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d2KernelWinoT[0], wino.Geom{
+		wino.Conv(&scratch.net_conv2d_2_x_grad[2*j52][1][1][0], &scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0], &scratch.pNetConv2d2KernelWinoT[0], wino.Geom{
 			Add:  true,
 			C:    16,
 			H:    12,
 			N:    2,
 			O:    16,
+			Pad:  true,
 			W:    12,
-			XImg: 4096,
-			XRow: 256,
+			XImg: 2304,
+			XRow: 192,
 			YImg: 3600,
 			YRow: 240,
 		})

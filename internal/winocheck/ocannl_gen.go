@@ -1656,7 +1656,19 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 	// 4 parts of i0 on the pool.
 	rec6 := ocannlNetBackwardPart5Records.Get()
 	rec6.scratch = scratch
-	region.Run(rec6, 4)
+
+	// backprop of op 2 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
+	if ocannlAVX512 || ocannlAVX2 {
+		wino.Weights(&scratch.pNetConv2d1KernelWinoT[0], &pNetConv2d1Kernel[128], 16, 32, 1, -48, -16, 144)
+	}
+	// 4 parts of i0 on the pool.
+	rec7 := ocannlNetBackwardPart6Records.Get()
+	rec7.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec7.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(4, rec6, rec7)
 	// The 4 partial sums, added in part order.
 	for j27 := range 32 {
 		acc12 := gNetConv2d1Bias[j27]
@@ -1668,17 +1680,6 @@ func ocannlNetBackward(images *[4][10][10][16]float32, labels *[4][10]float32, p
 	}
 	rec6.scratch = nil
 	ocannlNetBackwardPart5Records.Put(rec6)
-
-	// backprop of op 2 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
-	if ocannlAVX512 || ocannlAVX2 {
-		scratch.net_linear_1_x_gradWinoPad.Copy(&scratch.net_linear_1_x_grad[0][0][0][0], [4]int{4, 10, 10, 32}, [4]int{0, 2, 2, 0})
-		wino.Weights(&scratch.pNetConv2d1KernelWinoT[0], &pNetConv2d1Kernel[128], 16, 32, 1, -48, -16, 144)
-	}
-	// 4 parts of i0 on the pool.
-	rec7 := ocannlNetBackwardPart6Records.Get()
-	rec7.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec7.scratch = scratch
-	region.Run(rec7, 4)
 	*rec7 = ocannlNetBackwardPart6{}
 	ocannlNetBackwardPart6Records.Put(rec7)
 
@@ -1877,7 +1878,6 @@ type ocannlNetBackwardScratch struct {
 	pNetConv2d2KernelWino             [4096]float32
 	pNetConv2d1KernelWino             [8192]float32
 	pNetConv2d1KernelWinoT            [8192]float32
-	net_linear_1_x_gradWinoPad        wino.Padded
 	gNetConv2d1KernelWinoSums         wino.GradSums
 	gNetConv2d2KernelWinoSums         wino.GradSums
 }
@@ -2146,25 +2146,27 @@ type ocannlNetBackwardPart6 struct {
 // Part runs part j28 of the nest (0 <= j28 < 4).
 func (r11 *ocannlNetBackwardPart6) Part(j28 int) {
 	pNetConv2d1Kernel, scratch := r11.pNetConv2d1Kernel, r11.scratch
-	// 10x10 input gradient of a 3x3 convolution, 32 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3), the gather over a padded copy).
+	// 10x10 input gradient of a 3x3 convolution, 32 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3), the gather, the edge tiles' margins zeros).
 	if ocannlAVX512 {
-		wino.Conv(&scratch.net_conv2d_1_x_grad[j28][1][1][0], scratch.net_linear_1_x_gradWinoPad.At(&scratch.net_linear_1_x_grad[j28][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d1KernelWinoT[0], wino.Geom{
+		wino.Conv(&scratch.net_conv2d_1_x_grad[j28][1][1][0], &scratch.net_linear_1_x_grad[j28][0][0][0], &scratch.pNetConv2d1KernelWinoT[0], wino.Geom{
 			Add:  true,
 			C:    32,
 			H:    10,
 			O:    16,
+			Pad:  true,
 			W:    10,
-			XRow: 448,
+			XRow: 320,
 			YRow: 208,
 		})
 	} else if ocannlAVX2 {
-		wino.Conv(&scratch.net_conv2d_1_x_grad[j28][1][1][0], scratch.net_linear_1_x_gradWinoPad.At(&scratch.net_linear_1_x_grad[j28][0][0][0], [4]int{0, -1, -1, 0}), &scratch.pNetConv2d1KernelWinoT[0], wino.Geom{
+		wino.Conv(&scratch.net_conv2d_1_x_grad[j28][1][1][0], &scratch.net_linear_1_x_grad[j28][0][0][0], &scratch.pNetConv2d1KernelWinoT[0], wino.Geom{
 			Add:  true,
 			C:    32,
 			H:    10,
 			O:    16,
+			Pad:  true,
 			W:    10,
-			XRow: 448,
+			XRow: 320,
 			YRow: 208,
 		})
 	} else {

@@ -60,7 +60,7 @@ func TestGeneratedUsesWino(t *testing.T) {
 	for _, want := range []string{
 		"10x10 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino",
 		"10x10 convolution, 16 -> 32 channels: AVX512 and AVX2 in rt/wino",
-		"10x10 input gradient of a 3x3 convolution, 32 -> 16 channels: AVX512 and AVX2 in rt/wino",
+		"10x10 input gradient of a 3x3 convolution, 32 -> 16 channels: AVX512 and AVX2 in rt/wino (Winograd F(2x2,3x3), the gather, the edge tiles' margins zeros)",
 		"the kernel gradient of a 10x10 3x3 convolution, 16 -> 16 channels: AVX512 and AVX2 in rt/wino",
 		"the kernel gradient of a 10x10 3x3 convolution, 16 -> 32 channels: AVX512 and AVX2 in rt/wino",
 	} {

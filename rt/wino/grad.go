@@ -1,6 +1,7 @@
 package wino
 
 import (
+	"fmt"
 	"sync/atomic"
 	"unsafe"
 )
@@ -22,14 +23,22 @@ func GradAccLen(c, o int) int { return 16 * (c*o + planePad) }
 // element (output 0, row 0, column 0, input 0), its output channels,
 // rows and columns so, si and sj elements apart and its input channels
 // contiguous. acc is a buffer of GradAccLen(g.C, g.O) elements. It
-// panics when g.Check fails.
+// panics when g.Check fails or g.Pad is set (x must be padded).
 func KernelGrad(dw, x, dy, acc *float32, g Geom, so, si, sj int) {
-	if err := g.Check(); err != nil {
+	if err := g.checkGrad(); err != nil {
 		panic(err)
 	}
 	accs := unsafe.Slice(acc, GradAccLen(g.C, g.O))
 	sumTiles(bestTier(), accs, x, dy, g, 0, max(g.N, 1))
 	writeGrad(dw, accs, g, so, si, sj)
+}
+
+// checkGrad is Check for the kernel gradients, which read a padded x.
+func (g Geom) checkGrad() error {
+	if g.Pad {
+		return fmt.Errorf("%w: the kernel gradient of an unpadded input (Pad)", ErrGeom)
+	}
+	return g.Check()
 }
 
 // GradSums holds the sums of a kernel gradient computed in parts (the
@@ -57,7 +66,7 @@ func (s *GradSums) Prepare(c, o, parts int) {
 // KernelGrad runs part part of parts of KernelGrad (the images from
 // part*N/parts to (part+1)*N/parts) after Prepare(g.C, g.O, parts).
 func (s *GradSums) KernelGrad(dw, x, dy *float32, g Geom, so, si, sj, part, parts int) {
-	if err := g.Check(); err != nil {
+	if err := g.checkGrad(); err != nil {
 		panic(err)
 	}
 	n, size := max(g.N, 1), GradAccLen(g.C, g.O)

@@ -62,7 +62,7 @@ func TestConv(t *testing.T) {
 			y := append([]float32(nil), y0...)
 			u := make([]float32, WeightsLen(g.C, g.O))
 			Weights(&u[0], &w[0], g.O, g.C, 9*g.C, 3*g.C, g.C, 1)
-			conv(tier, &y[0], &x[0], &u[0], g)
+			conv(tier, &y[0], &x[0], &u[0], g, new([bufLen]float32), new([bufLen]float32))
 			want := make([]float64, len(y))
 			mag := make([]float64, len(y))
 			if g.Add {
@@ -253,6 +253,71 @@ func TestPadded(t *testing.T) {
 		}
 		if got := *p.At(&src[i], [4]int{}); got != src[i] {
 			t.Fatalf("dims %v: At = %g, want %g", dims, got, src[i])
+		}
+	}
+}
+
+// TestConvPad runs Conv on unpadded inputs (Geom.Pad) in each kernel set
+// and checks that the results are the same bits as Conv of the same
+// input copied into a zero-padded buffer: the same windows, so the same
+// sums. The geometries cover one-tile rows and columns, chunks narrower
+// than a tile row (the edge tiles inside and at the ends of chunks),
+// several images with slack between rows and images, and adding.
+func TestConvPad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	geoms := []Geom{
+		{H: 2, W: 2, C: 16, O: 16},
+		{H: 2, W: 8, C: 16, O: 32},
+		{H: 8, W: 2, C: 32, O: 16},
+		{N: 3, H: 32, W: 32, C: 16, O: 16},
+		{N: 2, H: 16, W: 16, C: 32, O: 32, Add: true},
+		{H: 8, W: 8, C: 64, O: 64},
+		{H: 6, W: 140, C: 128, O: 32},
+		{H: 4, W: 36, C: 512, O: 64, Add: true},
+	}
+	for _, g0 := range geoms {
+		for _, tier := range tiers() {
+			n := max(g0.N, 1)
+			gp := g0 // the padded copy's geometry
+			gp.XRow = (gp.W+2)*gp.C + 16
+			gp.XImg = (gp.H+2)*gp.XRow + 32
+			gp.YRow = gp.W*gp.O + 16*rng.IntN(2)
+			gp.YImg = gp.H*gp.YRow + 16
+			g := gp
+			g.Pad = true
+			g.XRow = g.W*g.C + 16*rng.IntN(3)
+			g.XImg = g.H*g.XRow + 16*rng.IntN(2)
+			x := randSlice(rng, n*g.XImg)
+			xp := make([]float32, n*gp.XImg)
+			for i := range n {
+				for r := range g.H {
+					copy(xp[i*gp.XImg+(r+1)*gp.XRow+g.C:], x[i*g.XImg+r*g.XRow:i*g.XImg+r*g.XRow+g.W*g.C])
+				}
+			}
+			w := randSlice(rng, 9*g.C*g.O)
+			u := make([]float32, WeightsLen(g.C, g.O))
+			Weights(&u[0], &w[0], g.O, g.C, 9*g.C, 3*g.C, g.C, 1)
+			y0 := randSlice(rng, n*g.YImg)
+			want, got := append([]float32(nil), y0...), append([]float32(nil), y0...)
+			v, m := new([bufLen]float32), new([bufLen]float32)
+			for i := range n {
+				conv(tier, &want[i*g.YImg], &xp[i*gp.XImg], &u[0], gp, v, m)
+				conv(tier, &got[i*g.YImg], &x[i*g.XImg], &u[0], g, v, m)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v tier %d: y[%d] = %g unpadded, %g from the padded copy", g, tier, i, got[i], want[i])
+				}
+			}
+			if tier == bestTier() {
+				y := append([]float32(nil), y0...)
+				Conv(&y[0], &x[0], &u[0], g)
+				for i := range y {
+					if math.Float32bits(y[i]) != math.Float32bits(got[i]) {
+						t.Fatalf("%+v: Conv's y[%d] = %g, conv's %g", g, i, y[i], got[i])
+					}
+				}
+			}
 		}
 	}
 }
