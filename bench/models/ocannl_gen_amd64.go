@@ -886,110 +886,100 @@ func ocannlMap113AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap116AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
-func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap116AVX512(c *float32)
 
-// ocannlMap117AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
-func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap117AVX512(c *float32)
 
-// ocannlMap118AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap118AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
-func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap118AVX512(c *float32)
 
-// ocannlMap119AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap119AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap119AVX512(c *float32, x0 *float32)
+func ocannlMap119AVX512(c *float32)
 
-// ocannlMap120AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap120AVX512(c *float32)
 
-// ocannlMap121AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
-func ocannlMap121AVX512(c *float32, x0 *float32)
+func ocannlMap121AVX512(c *float32)
 
-// ocannlMap122AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap122AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap122AVX512(c *float32)
 
-// ocannlMap123AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap123AVX512(c *float32)
 
-// ocannlMap124AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap124AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
 func ocannlMap124AVX512(c *float32)
 
-// ocannlMap125AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap125AVX512(c *float32)
 
-// ocannlMap126AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap126AVX512(c *float32)
 
-// ocannlMap127AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap127AVX512(c *float32)
 
-// ocannlMap128AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap128AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap128AVX512(c *float32)
+func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap129AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap129AVX512(c *float32)
+func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap130AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap130AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap130AVX512(c *float32)
+func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap131AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
 func ocannlMap131AVX512(c *float32, x0 *float32)
 
-// ocannlMap132AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap132AVX512(c *float32)
+func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap133AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap133AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap133AVX512(c *float32)
+func ocannlMap133AVX512(c *float32, x0 *float32)
 
-// ocannlMap134AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap134AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap134AVX512(c *float32)
-
-// ocannlMap135AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap135AVX512(c *float32)
-
-// ocannlMap136AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap136AVX512(c *float32, x0 *float32)
+func ocannlMap134AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -2156,110 +2146,100 @@ func ocannlMap114AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap116AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap116AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
-func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap116AVX2(c *float32)
 
-// ocannlMap117AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap117AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
-func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap117AVX2(c *float32)
 
-// ocannlMap118AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap118AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
-func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap118AVX2(c *float32)
 
-// ocannlMap119AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap119AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap119AVX2(c *float32, x0 *float32)
+func ocannlMap119AVX2(c *float32)
 
-// ocannlMap120AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap120AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap120AVX2(c *float32)
 
-// ocannlMap121AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap121AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
-func ocannlMap121AVX2(c *float32, x0 *float32)
+func ocannlMap121AVX2(c *float32)
 
-// ocannlMap122AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap122AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap122AVX2(c *float32)
 
-// ocannlMap123AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap123AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap123AVX2(c *float32)
 
-// ocannlMap124AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap124AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
 func ocannlMap124AVX2(c *float32)
 
-// ocannlMap125AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap125AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap125AVX2(c *float32)
 
-// ocannlMap126AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap126AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap126AVX2(c *float32)
 
-// ocannlMap127AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap127AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap127AVX2(c *float32)
 
-// ocannlMap128AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap128AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap128AVX2(c *float32)
+func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap129AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap129AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap129AVX2(c *float32)
+func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap130AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap130AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap130AVX2(c *float32)
+func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap131AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap131AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
 func ocannlMap131AVX2(c *float32, x0 *float32)
 
-// ocannlMap132AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap132AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap132AVX2(c *float32)
+func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap133AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap133AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap133AVX2(c *float32)
+func ocannlMap133AVX2(c *float32, x0 *float32)
 
-// ocannlMap134AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap134AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap134AVX2(c *float32)
-
-// ocannlMap135AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap135AVX2(c *float32)
-
-// ocannlMap136AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap136AVX2(c *float32, x0 *float32)
+func ocannlMap134AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //

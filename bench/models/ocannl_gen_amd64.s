@@ -35513,9 +35513,232 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000023, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap117AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000046, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap118AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+2176, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap119AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2112, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap120AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000026, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap121AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000004c, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap122AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2304, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap123AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2176, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap124AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000002c, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap125AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000058, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap126AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000008, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2560, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap127AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000008, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2304, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35536,9 +35759,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35563,9 +35786,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35595,9 +35818,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX512(c *float32, x0 *float32)
+// func ocannlMap131AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -35617,9 +35840,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35650,112 +35873,29 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX512(c *float32, x0 *float32)
+// func ocannlMap133AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000008, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, DX
 
-row1:
-	MOVQ $0x00000020, BX
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+768, AX
 	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap122AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x0000002c, CX
-
-e1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX512(c *float32)
+// func ocannlMap134AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000058, CX
-
-e1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap124AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, CX
-
-row1:
-	MOVQ $0x00000004, DX
-
-e2:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2560, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap125AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, CX
-
-row1:
-	MOVQ $0x00000008, DX
-
-e2:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2304, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -35777,207 +35917,6 @@ e1:
 	ADDQ      $+64, DX
 	DECQ      BX
 	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap127AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000026, CX
-
-e1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap128AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x0000004c, CX
-
-e1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap129AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000010, CX
-
-row1:
-	MOVQ $0x00000002, DX
-
-e2:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2304, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap130AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000010, CX
-
-row1:
-	MOVQ $0x00000004, DX
-
-e2:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2176, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap131AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, DX
-
-row1:
-	MOVQ $0x00000020, BX
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+384, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap132AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000023, CX
-
-e1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap133AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000046, CX
-
-e1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap134AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, CX
-
-row1:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+2176, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap135AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, CX
-
-row1:
-	MOVQ $0x00000002, DX
-
-e2:
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2112, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap136AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, DX
-
-row1:
-	MOVQ $0x00000020, BX
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+192, AX
-	DECQ    DX
-	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -60311,9 +60250,237 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000046, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap117AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x0000008c, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap118AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2176, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap119AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2112, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap120AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x0000004c, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap121AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000098, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap122AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2304, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap123AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2176, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap124AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000058, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap125AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x000000b0, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap126AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000008, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2560, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap127AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000008, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2304, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60334,9 +60501,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60367,9 +60534,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60409,9 +60576,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX2(c *float32, x0 *float32)
+// func ocannlMap131AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -60431,9 +60598,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60464,112 +60631,29 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX2(c *float32, x0 *float32)
+// func ocannlMap133AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000040, DX
 
-row1:
-	MOVQ $0x00000040, BX
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+768, AX
 	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap122AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000058, CX
-
-e1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX2(c *float32)
+// func ocannlMap134AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x000000b0, CX
-
-e1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap124AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, CX
-
-row1:
-	MOVQ $0x00000008, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2560, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap125AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, CX
-
-row1:
-	MOVQ $0x00000010, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2304, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -60591,212 +60675,6 @@ e1:
 	ADDQ      $+32, DX
 	DECQ      BX
 	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap127AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x0000004c, CX
-
-e1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap128AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000098, CX
-
-e1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap129AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000010, CX
-
-row1:
-	MOVQ $0x00000004, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2304, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap130AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000010, CX
-
-row1:
-	MOVQ $0x00000008, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2176, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap131AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DX
-
-row1:
-	MOVQ $0x00000040, BX
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+384, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap132AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000046, CX
-
-e1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap133AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x0000008c, CX
-
-e1:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap134AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, CX
-
-row1:
-	MOVQ $0x00000002, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2176, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap135AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
-	MOVQ         c+0(FP), AX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, CX
-
-row1:
-	MOVQ $0x00000004, DX
-
-e2:
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	DECQ    DX
-	JNZ     e2
-	ADDQ    $+2112, AX
-	DECQ    CX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap136AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, DX
-
-row1:
-	MOVQ $0x00000040, BX
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+192, AX
-	DECQ    DX
-	JNZ     row1
 	VZEROUPPER
 	RET
 

@@ -811,34 +811,22 @@ func ocannlMap115AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap116AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap116AVX512 called without assembly")
-}
+func ocannlMap116AVX512(c *float32) { panic("ocannlgen: ocannlMap116AVX512 called without assembly") }
 
 // ocannlMap117AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap117AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap117AVX512 called without assembly")
-}
+func ocannlMap117AVX512(c *float32) { panic("ocannlgen: ocannlMap117AVX512 called without assembly") }
 
 // ocannlMap118AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap118AVX512 called without assembly")
-}
+func ocannlMap118AVX512(c *float32) { panic("ocannlgen: ocannlMap118AVX512 called without assembly") }
 
 // ocannlMap119AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap119AVX512 called without assembly")
-}
+func ocannlMap119AVX512(c *float32) { panic("ocannlgen: ocannlMap119AVX512 called without assembly") }
 
 // ocannlMap120AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap120AVX512 called without assembly")
-}
+func ocannlMap120AVX512(c *float32) { panic("ocannlgen: ocannlMap120AVX512 called without assembly") }
 
 // ocannlMap121AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap121AVX512 called without assembly")
-}
+func ocannlMap121AVX512(c *float32) { panic("ocannlgen: ocannlMap121AVX512 called without assembly") }
 
 // ocannlMap122AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap122AVX512(c *float32) { panic("ocannlgen: ocannlMap122AVX512 called without assembly") }
@@ -853,21 +841,25 @@ func ocannlMap124AVX512(c *float32) { panic("ocannlgen: ocannlMap124AVX512 calle
 func ocannlMap125AVX512(c *float32) { panic("ocannlgen: ocannlMap125AVX512 called without assembly") }
 
 // ocannlMap126AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap126AVX512 called without assembly")
-}
+func ocannlMap126AVX512(c *float32) { panic("ocannlgen: ocannlMap126AVX512 called without assembly") }
 
 // ocannlMap127AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap127AVX512(c *float32) { panic("ocannlgen: ocannlMap127AVX512 called without assembly") }
 
 // ocannlMap128AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX512(c *float32) { panic("ocannlgen: ocannlMap128AVX512 called without assembly") }
+func ocannlMap128AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap128AVX512 called without assembly")
+}
 
 // ocannlMap129AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap129AVX512(c *float32) { panic("ocannlgen: ocannlMap129AVX512 called without assembly") }
+func ocannlMap129AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap129AVX512 called without assembly")
+}
 
 // ocannlMap130AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap130AVX512(c *float32) { panic("ocannlgen: ocannlMap130AVX512 called without assembly") }
+func ocannlMap130AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap130AVX512 called without assembly")
+}
 
 // ocannlMap131AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap131AVX512(c, x0 *float32) {
@@ -875,20 +867,18 @@ func ocannlMap131AVX512(c, x0 *float32) {
 }
 
 // ocannlMap132AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX512(c *float32) { panic("ocannlgen: ocannlMap132AVX512 called without assembly") }
+func ocannlMap132AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap132AVX512 called without assembly")
+}
 
 // ocannlMap133AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap133AVX512(c *float32) { panic("ocannlgen: ocannlMap133AVX512 called without assembly") }
+func ocannlMap133AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap133AVX512 called without assembly")
+}
 
 // ocannlMap134AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX512(c *float32) { panic("ocannlgen: ocannlMap134AVX512 called without assembly") }
-
-// ocannlMap135AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap135AVX512(c *float32) { panic("ocannlgen: ocannlMap135AVX512 called without assembly") }
-
-// ocannlMap136AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap136AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap136AVX512 called without assembly")
+func ocannlMap134AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap134AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -1492,30 +1482,22 @@ func ocannlMap115AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap116AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap116AVX2 called without assembly")
-}
+func ocannlMap116AVX2(c *float32) { panic("ocannlgen: ocannlMap116AVX2 called without assembly") }
 
 // ocannlMap117AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap117AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap117AVX2 called without assembly")
-}
+func ocannlMap117AVX2(c *float32) { panic("ocannlgen: ocannlMap117AVX2 called without assembly") }
 
 // ocannlMap118AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap118AVX2 called without assembly")
-}
+func ocannlMap118AVX2(c *float32) { panic("ocannlgen: ocannlMap118AVX2 called without assembly") }
 
 // ocannlMap119AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap119AVX2 called without assembly") }
+func ocannlMap119AVX2(c *float32) { panic("ocannlgen: ocannlMap119AVX2 called without assembly") }
 
 // ocannlMap120AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap120AVX2 called without assembly")
-}
+func ocannlMap120AVX2(c *float32) { panic("ocannlgen: ocannlMap120AVX2 called without assembly") }
 
 // ocannlMap121AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap121AVX2 called without assembly") }
+func ocannlMap121AVX2(c *float32) { panic("ocannlgen: ocannlMap121AVX2 called without assembly") }
 
 // ocannlMap122AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap122AVX2(c *float32) { panic("ocannlgen: ocannlMap122AVX2 called without assembly") }
@@ -1530,39 +1512,41 @@ func ocannlMap124AVX2(c *float32) { panic("ocannlgen: ocannlMap124AVX2 called wi
 func ocannlMap125AVX2(c *float32) { panic("ocannlgen: ocannlMap125AVX2 called without assembly") }
 
 // ocannlMap126AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap126AVX2 called without assembly")
-}
+func ocannlMap126AVX2(c *float32) { panic("ocannlgen: ocannlMap126AVX2 called without assembly") }
 
 // ocannlMap127AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap127AVX2(c *float32) { panic("ocannlgen: ocannlMap127AVX2 called without assembly") }
 
 // ocannlMap128AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX2(c *float32) { panic("ocannlgen: ocannlMap128AVX2 called without assembly") }
+func ocannlMap128AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap128AVX2 called without assembly")
+}
 
 // ocannlMap129AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap129AVX2(c *float32) { panic("ocannlgen: ocannlMap129AVX2 called without assembly") }
+func ocannlMap129AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap129AVX2 called without assembly")
+}
 
 // ocannlMap130AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap130AVX2(c *float32) { panic("ocannlgen: ocannlMap130AVX2 called without assembly") }
+func ocannlMap130AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap130AVX2 called without assembly")
+}
 
 // ocannlMap131AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap131AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
 
 // ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX2(c *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
+func ocannlMap132AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap132AVX2 called without assembly")
+}
 
 // ocannlMap133AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap133AVX2(c *float32) { panic("ocannlgen: ocannlMap133AVX2 called without assembly") }
+func ocannlMap133AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap133AVX2 called without assembly") }
 
 // ocannlMap134AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX2(c *float32) { panic("ocannlgen: ocannlMap134AVX2 called without assembly") }
-
-// ocannlMap135AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap135AVX2(c *float32) { panic("ocannlgen: ocannlMap135AVX2 called without assembly") }
-
-// ocannlMap136AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap136AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap136AVX2 called without assembly") }
+func ocannlMap134AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap134AVX2 called without assembly")
+}
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

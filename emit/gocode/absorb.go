@@ -21,15 +21,20 @@ func (k *kgen) planAbsorbs() {
 }
 
 // absorbable: t is a local array or an output parameter held in place
-// (not an input parameter, a constant or a padded buffer) small enough
+// (not an input parameter, a constant or a padded output) small enough
 // to check cell by cell. An output parameter's zero fill (a model's
 // gradient zeroing) is as dead as a local's when the next nest stores
-// every cell: the caller sees the same cells.
+// every cell: the caller sees the same cells. A padded local's fill is
+// absorbed by a nest storing its interior, and its margins are zeroed
+// where the fill was (absorbedFill).
 func (k *kgen) absorbable(t int) bool {
 	s := &k.ts[t].st
 	ti := &k.p.Tensors[t]
-	if ti.Padded() || k.pin[t] != nil || ti.Size() > k.tgt.Loops.MaxAbsorbCells {
+	if k.pin[t] != nil || ti.Size() > k.tgt.Loops.MaxAbsorbCells {
 		return false
+	}
+	if ti.Padded() {
+		return s.kind == sLocal && s.param == nil
 	}
 	switch s.kind {
 	case sLocal:
@@ -72,4 +77,18 @@ func (k *kgen) chainAbsorb(loops []*loopir.For, st *loopir.Store, f *loopir.Fill
 	}
 	code = append(code, goCode...)
 	return k.dispatch(calls, "// the zero fill absorbed: "+note[3:], code), true, nil
+}
+
+// absorbedFill is what stays of a zero fill a later nest absorbs (see
+// planAbsorbs): nothing, or for a padded array the zeroing of its
+// margins (the nest stores its interior).
+func (k *kgen) absorbedFill(f *loopir.Fill) []jen.Code {
+	if !k.p.Tensors[f.Tensor].Padded() {
+		return nil
+	}
+	r := &loopir.ResetPadding{Tensor: f.Tensor, Value: f.Value}
+	if code, ok := k.parReset(r); ok {
+		return code
+	}
+	return k.resetPadding(r)
 }

@@ -1137,7 +1137,11 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			}
 			out = append(out, code...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.Fill || asmFill != nil && s == asmFill.Fill || k.absorb[s] != nil || done[s] {
+			if k.absorb[s] != nil && !done[s] && !(elide != nil && s == elide.Fill || asmFill != nil && s == asmFill.Fill) {
+				out = append(out, k.absorbedFill(s)...)
+				continue
+			}
+			if elide != nil && s == elide.Fill || asmFill != nil && s == asmFill.Fill || done[s] {
 				continue
 			}
 			if !k.parFillable(s) {

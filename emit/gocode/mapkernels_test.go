@@ -192,6 +192,36 @@ func TestAbsorbedContractionFill(t *testing.T) {
 	runTiers(t, gen, set, bs)
 }
 
+// TestAbsorbedPaddedFill: the zeroing of a padded activation's gradient
+// (a, read by a padded convolution) is absorbed by the residual's map
+// that first adds into its interior (the kernel stores), and only its
+// margins are zeroed in the assembly tiers; both tiers and the Go loops
+// against the interpreter, twice on a scratch poisoned with NaN (an
+// interior or margin left unset keeps the NaN).
+func TestAbsorbedPaddedFill(t *testing.T) {
+	skipAsmModule(t)
+	const src = "input img : 16 | 6, 6, 4\nleaf k1 : 3, 3, 4 -> 4 = 0\nleaf k2 : 3, 3, 4 -> 4 = 0\n" +
+		"let a = relu (img +* \"... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc\" k1)\n" +
+		"let b = a +* \"... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc\" k2\n" +
+		"let y = b + a\nlet l = (y *. y) ++ \"...|... => 0\""
+	b := prepareBackward(t, ecase{"AbsorbPad", "float64", src, []pspec{pa("img"), pa("k1"), pa("k2"), out(pa("l"))}}, "l", []string{"k1", "k2"})
+	bs := []*built{withScratch(b, "AbsorbPadS", 0)}
+	set := asm.NewSet(asm.Tiers()...)
+	gen, err := Render(&desc.File{Package: "main", Kernels: []*desc.Kernel{bs[0].k}}, Options{Asm: set, Parallel: true})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	fn := funcText(t, string(gen), bs[0].k.Name)
+	if strings.Count(fn, "scratch.a_grad = [") != 1 || !strings.Contains(fn, "} else {\n\t\tscratch.a_grad = [") && !strings.Contains(fn, "if !(ocannlAVX512 || ocannlAVX2) {\n\t\tscratch.a_grad = [") {
+		t.Errorf("a's gradient is not zeroed whole in the Go branch only:\n%s", fn)
+	}
+	if !strings.Contains(string(gen), "the zero fill absorbed") {
+		t.Errorf("no nest absorbs a zero fill:\n%s", fn)
+	}
+	testutil.EndToEnd(t) // the module build and run: the checks of the code above run by default
+	runTiers(t, gen, set, bs)
+}
+
 // runTiers builds the rendered kernels gen with set's assembly files,
 // calls each (twice on a scratch poisoned with NaN when it has one), and
 // checks the outputs against the interpreter (run here on a case

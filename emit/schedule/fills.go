@@ -116,7 +116,9 @@ type AbsorbEnv struct {
 // gradients) that the next statement touching the tensor overwrites
 // anyway: a perfect nest adding a value that does not read the tensor
 // into each of its cells exactly once, as a pointwise map kernel, or a
-// contraction kernel summing into each cell once. The map kernel then
+// contraction kernel summing into each cell once. For a padded array
+// (a padded input's gradient) the nest covers the interior, and the
+// fill becomes the zeroing of the margins only. The map kernel then
 // stores `f + 0` (the sum with the zero the fill left, -0 included; AVX2
 // only: a new form), the contraction kernel its sums; the fill moves
 // into the Go branch. An operation's own pre-fill that ElideFill already
@@ -158,18 +160,35 @@ func Absorbs(tiers []asm.Config, p *loopir.Program, env AbsorbEnv) (map[*loopir.
 }
 
 // absorbingNest reports whether the nest adds into every cell of t once,
-// without reading t, and runs as a kernel when it overwrites.
+// without reading t, and runs as a kernel when it overwrites. For a
+// padded t, every cell of its interior (the unpadded cells; the fill's
+// margins are then reset instead, see Absorbs).
 func absorbingNest(tiers []asm.Config, p *loopir.Program, env AbsorbEnv, loops []*loopir.For, st *loopir.Store, t int) bool {
 	if st.Tensor != t || !st.Accumulate || st.Accum != ops.AccAdd || loopir.Reads(st.Value, t) {
 		return false
 	}
+	idx, dims := InteriorIndex(&p.Tensors[t], st.Index)
 	if OverwritingContraction(tiers, p, loops, st, env.Elem, env.Const) {
-		return CoversOnce(StoreLoops(loops, st), st.Index, p.Tensors[t].BufDims)
+		return CoversOnce(StoreLoops(loops, st), idx, dims)
 	}
 	if _, ok := Try(Map, tiers, p, loops, OverwriteStore(st), Query{Elem: env.Elem, Inlined: true, Fold: env.Fold}); !ok {
 		return false
 	}
-	return CoversOnce(loops, st.Index, p.Tensors[t].BufDims)
+	return CoversOnce(loops, idx, dims)
+}
+
+// InteriorIndex is a store's index into tensor ti relative to its
+// interior (its unpadded cells: the margins' widths subtracted) and the
+// interior's dims; for an unpadded tensor, idx and its buffer's dims.
+func InteriorIndex(ti *loopir.TensorInfo, idx []loopir.IndexExpr) ([]loopir.IndexExpr, []int) {
+	if !ti.Padded() || len(ti.Padding) != len(idx) {
+		return idx, ti.BufDims
+	}
+	in := make([]loopir.IndexExpr, len(idx))
+	for i, x := range idx {
+		in[i] = loopir.IndexExpr{Terms: x.Terms, Offset: x.Offset - ti.Padding[i].Left}
+	}
+	return in, ti.Dims
 }
 
 // OverwritingContraction reports whether the nest runs as an assembly

@@ -45353,7 +45353,38 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_batch_norm_1_var_2_grad = [4]float64{}
 	*gNetBatchNorm1Gamma = [4]float64{}
 	*gNetBatchNorm1Beta = [4]float64{}
-	scratch.net_h0_grad = [4][7][7][4]float64{}
+	for j17 := range 4 {
+		for j18 := range 7 {
+			for j19 := range 4 {
+				scratch.net_h0_grad[j17][0][j18][j19] = 0
+			}
+		}
+	}
+	for j20 := range 4 {
+		for j21 := 5; j21 < 7; j21++ {
+			for j22 := range 7 {
+				for j23 := range 4 {
+					scratch.net_h0_grad[j20][j21][j22][j23] = 0
+				}
+			}
+		}
+	}
+	for j24 := range 4 {
+		for j25 := 1; j25 < 5; j25++ {
+			for j26 := range 4 {
+				scratch.net_h0_grad[j24][j25][0][j26] = 0
+			}
+		}
+	}
+	for j27 := range 4 {
+		for j28 := 1; j28 < 5; j28++ {
+			for j29 := 5; j29 < 7; j29++ {
+				for j30 := range 4 {
+					scratch.net_h0_grad[j27][j28][j29][j30] = 0
+				}
+			}
+		}
+	}
 	*gNetBasic1Conv2d2Kernel = [144]float64{}
 	*gNetBasic1Conv2d2Bias = [4]float64{}
 	scratch.net_basic_1_batch_norm_2_mean_1_grad = [4]float64{}
@@ -45428,8 +45459,8 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@74 = 3 (no winner yet)
-	for j17 := range 4 {
-		scratch.train_cross_entropy_1_m_argmax_74[j17][0] = 3
+	for j31 := range 4 {
+		scratch.train_cross_entropy_1_m_argmax_74[j31][0] = 3
 	}
 
 	// backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@74
@@ -45556,13 +45587,21 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g1 =+ g; g1 is net/h0.grad
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_h1_3_gradRow2 := &scratch.net_h1_3_grad[i0][i1][i2]
-				net_h0_gradRow := &scratch.net_h0_grad[i0][i1+1][i2+1]
-				for i3 := range 4 {
-					net_h0_gradRow[i3] += net_h1_3_gradRow2[i3]
+	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h0_grad[0][1][1][0], &scratch.net_h1_3_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_h0_grad[0][1][1][0], &scratch.net_h1_3_grad[0][0][0][0])
+	} else {
+		scratch.net_h0_grad = [4][7][7][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h1_3_gradRow2 := &scratch.net_h1_3_grad[i0][i1][i2]
+					net_h0_gradRow := &scratch.net_h0_grad[i0][i1+1][i2+1]
+					for i3 := range 4 {
+						net_h0_gradRow[i3] += net_h1_3_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -45597,9 +45636,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -45689,9 +45728,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -45710,9 +45749,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45730,9 +45769,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45787,9 +45826,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_1_mean_1_gradV := scratch.net_basic_1_batch_norm_1_mean_1_grad[i0]
@@ -45851,43 +45890,43 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	ocannlResNetBNBackwardPart1Records.Put(rec2)
 
 	// backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
-	for j20 := range 4 {
-		for j21 := range 7 {
-			for j22 := range 4 {
-				scratch.net_basic_1_conv2d_1_x_grad[j20][0][j21][j22] = 0
+	for j34 := range 4 {
+		for j35 := range 7 {
+			for j36 := range 4 {
+				scratch.net_basic_1_conv2d_1_x_grad[j34][0][j35][j36] = 0
 			}
 		}
 	}
-	for j23 := range 4 {
-		for j24 := 5; j24 < 7; j24++ {
-			for j25 := range 7 {
-				for j26 := range 4 {
-					scratch.net_basic_1_conv2d_1_x_grad[j23][j24][j25][j26] = 0
+	for j37 := range 4 {
+		for j38 := 5; j38 < 7; j38++ {
+			for j39 := range 7 {
+				for j40 := range 4 {
+					scratch.net_basic_1_conv2d_1_x_grad[j37][j38][j39][j40] = 0
 				}
 			}
 		}
 	}
-	for j27 := range 4 {
-		for j28 := 1; j28 < 5; j28++ {
-			for j29 := range 4 {
-				scratch.net_basic_1_conv2d_1_x_grad[j27][j28][0][j29] = 0
+	for j41 := range 4 {
+		for j42 := 1; j42 < 5; j42++ {
+			for j43 := range 4 {
+				scratch.net_basic_1_conv2d_1_x_grad[j41][j42][0][j43] = 0
 			}
 		}
 	}
-	for j30 := range 4 {
-		for j31 := 1; j31 < 5; j31++ {
-			for j32 := 5; j32 < 7; j32++ {
-				for j33 := range 4 {
-					scratch.net_basic_1_conv2d_1_x_grad[j30][j31][j32][j33] = 0
+	for j44 := range 4 {
+		for j45 := 1; j45 < 5; j45++ {
+			for j46 := 5; j46 < 7; j46++ {
+				for j47 := range 4 {
+					scratch.net_basic_1_conv2d_1_x_grad[j44][j45][j46][j47] = 0
 				}
 			}
 		}
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap39AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap39AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -45941,9 +45980,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -46033,9 +46072,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -46054,9 +46093,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46074,9 +46113,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46131,9 +46170,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap38AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap38AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_2_mean_1_gradV := scratch.net_basic_1_batch_norm_2_mean_1_grad[i0]
@@ -46195,43 +46234,43 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	ocannlResNetBNBackwardPart3Records.Put(rec4)
 
 	// backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < t), g, 0); g1 is _net/h0.2.grad
-	for j37 := range 4 {
-		for j38 := range 7 {
-			for j39 := range 4 {
-				scratch.net_h0_grad[j37][0][j38][j39] = 0
+	for j51 := range 4 {
+		for j52 := range 7 {
+			for j53 := range 4 {
+				scratch.net_h0_grad[j51][0][j52][j53] = 0
 			}
 		}
 	}
-	for j40 := range 4 {
-		for j41 := 5; j41 < 7; j41++ {
-			for j42 := range 7 {
-				for j43 := range 4 {
-					scratch.net_h0_grad[j40][j41][j42][j43] = 0
+	for j54 := range 4 {
+		for j55 := 5; j55 < 7; j55++ {
+			for j56 := range 7 {
+				for j57 := range 4 {
+					scratch.net_h0_grad[j54][j55][j56][j57] = 0
 				}
 			}
 		}
 	}
-	for j44 := range 4 {
-		for j45 := 1; j45 < 5; j45++ {
-			for j46 := range 4 {
-				scratch.net_h0_grad[j44][j45][0][j46] = 0
+	for j58 := range 4 {
+		for j59 := 1; j59 < 5; j59++ {
+			for j60 := range 4 {
+				scratch.net_h0_grad[j58][j59][0][j60] = 0
 			}
 		}
 	}
-	for j47 := range 4 {
-		for j48 := 1; j48 < 5; j48++ {
-			for j49 := 5; j49 < 7; j49++ {
-				for j50 := range 4 {
-					scratch.net_h0_grad[j47][j48][j49][j50] = 0
+	for j61 := range 4 {
+		for j62 := 1; j62 < 5; j62++ {
+			for j63 := 5; j63 < 7; j63++ {
+				for j64 := range 4 {
+					scratch.net_h0_grad[j61][j62][j63][j64] = 0
 				}
 			}
 		}
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap39AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap39AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -46285,9 +46324,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap34AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap34AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else {
 		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -46377,9 +46416,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -46398,9 +46437,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+		ocannlMap36AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+		ocannlMap36AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46418,9 +46457,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46475,9 +46514,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_batch_norm_1_mean_1_gradV := scratch.net_batch_norm_1_mean_1_grad[i0]
@@ -46614,8 +46653,8 @@ type ocannlResNetBNBackwardPart0 struct {
 	scratch                 *ocannlResNetBNBackwardScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 4).
-func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
+// Part runs part j32 of the nest (0 <= j32 < 4).
+func (r10 *ocannlResNetBNBackwardPart0) Part(j32 int) {
 	pNetBasic1Conv2d1Kernel, scratch := r10.pNetBasic1Conv2d1Kernel, r10.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -46623,7 +46662,7 @@ func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX512(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX512(&scratch.net_basic_1_conv2d_1_x_grad[i0+j32][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[i0+j32][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -46633,7 +46672,7 @@ func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_basic_1_conv2d_1_x_grad[i0+j32][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[i0+j32][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -46643,11 +46682,11 @@ func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_x_gradV := scratch.net_basic_1_batch_norm_1_x_grad[i0+j18][i1][i2][i3]
+						net_basic_1_batch_norm_1_x_gradV := scratch.net_basic_1_batch_norm_1_x_grad[i0+j32][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasic1Conv2d1KernelRow2 := (*[4]float64)(pNetBasic1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_basic_1_conv2d_1_x_gradRow := &scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2+i5]
+								net_basic_1_conv2d_1_x_gradRow := &scratch.net_basic_1_conv2d_1_x_grad[i0+j32][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_basic_1_conv2d_1_x_gradRow[i6] += net_basic_1_batch_norm_1_x_gradV * pNetBasic1Conv2d1KernelRow2[i6]
 								}
@@ -46670,8 +46709,8 @@ type ocannlResNetBNBackwardPart1 struct {
 	scratch                 *ocannlResNetBNBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 4).
-func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
+// Part runs part j33 of the nest (0 <= j33 < 4).
+func (r11 *ocannlResNetBNBackwardPart1) Part(j33 int) {
 	gNetBasic1Conv2d1Kernel, scratch := r11.gNetBasic1Conv2d1Kernel, r11.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -46679,7 +46718,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce96AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
+						ocannlReduce96AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j33+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j33])
 					}
 				}
 			}
@@ -46689,7 +46728,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce96AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
+						ocannlReduce96AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j33+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j33])
 					}
 				}
 			}
@@ -46699,11 +46738,11 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_1_batch_norm_1_x_gradV2 := scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2][i3+j19]
+						net_basic_1_batch_norm_1_x_gradV2 := scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2][i3+j33]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_basic_1_conv2d_1_xRow3 := &scratch.net_basic_1_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetBasic1Conv2d1KernelRow := (*[4]float64)(gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4+4*i5 : 36*i3+36*j19+12*i4+4*i5+4])
+								gNetBasic1Conv2d1KernelRow := (*[4]float64)(gNetBasic1Conv2d1Kernel[36*i3+36*j33+12*i4+4*i5 : 36*i3+36*j33+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetBasic1Conv2d1KernelRow[i6] += net_basic_1_conv2d_1_xRow3[i6] * net_basic_1_batch_norm_1_x_gradV2
 								}
@@ -46726,8 +46765,8 @@ type ocannlResNetBNBackwardPart2 struct {
 	scratch                 *ocannlResNetBNBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 4).
-func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
+// Part runs part j49 of the nest (0 <= j49 < 4).
+func (r14 *ocannlResNetBNBackwardPart2) Part(j49 int) {
 	pNetBasic1Conv2d2Kernel, scratch := r14.pNetBasic1Conv2d2Kernel, r14.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -46735,7 +46774,7 @@ func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX512(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
+						ocannlReduce20AVX512(&scratch.net_h0_grad[i0+j49][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[i0+j49][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
 					}
 				}
 			}
@@ -46745,7 +46784,7 @@ func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_h0_grad[i0+j49][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[i0+j49][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
 					}
 				}
 			}
@@ -46755,11 +46794,11 @@ func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_x_gradV := scratch.net_basic_1_batch_norm_2_x_grad[i0+j35][i1][i2][i3]
+						net_basic_1_batch_norm_2_x_gradV := scratch.net_basic_1_batch_norm_2_x_grad[i0+j49][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasic1Conv2d2KernelRow2 := (*[4]float64)(pNetBasic1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_h0_gradRow2 := &scratch.net_h0_grad[i0+j35][i1+i4][i2+i5]
+								net_h0_gradRow2 := &scratch.net_h0_grad[i0+j49][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_h0_gradRow2[i6] += net_basic_1_batch_norm_2_x_gradV * pNetBasic1Conv2d2KernelRow2[i6]
 								}
@@ -46782,8 +46821,8 @@ type ocannlResNetBNBackwardPart3 struct {
 	scratch                 *ocannlResNetBNBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 4).
-func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
+// Part runs part j50 of the nest (0 <= j50 < 4).
+func (r15 *ocannlResNetBNBackwardPart3) Part(j50 int) {
 	gNetBasic1Conv2d2Kernel, scratch := r15.gNetBasic1Conv2d2Kernel, r15.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -46791,7 +46830,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce96AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
+						ocannlReduce96AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j50+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j50])
 					}
 				}
 			}
@@ -46801,7 +46840,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce96AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
+						ocannlReduce96AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j50+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j50])
 					}
 				}
 			}
@@ -46811,11 +46850,11 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_1_batch_norm_2_x_gradV2 := scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2][i3+j36]
+						net_basic_1_batch_norm_2_x_gradV2 := scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2][i3+j50]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_h0Row4 := &scratch.net_h0[i0][i1+i4][i2+i5]
-								gNetBasic1Conv2d2KernelRow := (*[4]float64)(gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4+4*i5 : 36*i3+36*j36+12*i4+4*i5+4])
+								gNetBasic1Conv2d2KernelRow := (*[4]float64)(gNetBasic1Conv2d2Kernel[36*i3+36*j50+12*i4+4*i5 : 36*i3+36*j50+12*i4+4*i5+4])
 								for i6 := range 4 {
 									gNetBasic1Conv2d2KernelRow[i6] += net_h0Row4[i6] * net_basic_1_batch_norm_2_x_gradV2
 								}

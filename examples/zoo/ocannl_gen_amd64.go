@@ -371,35 +371,40 @@ func ocannlMap31AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap33AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+// ocannlMap33AVX512 runs a float64 pointwise kernel over 16 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap33AVX512(c *float64, x0 *float64)
 
 // ocannlMap34AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap35AVX512 runs a float64 pointwise kernel over 4 elements: c += mul(x0,x1).
+// ocannlMap35AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap36AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
+// ocannlMap36AVX512 runs a float64 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap36AVX512(c *float64, x0 *float64)
+func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap37AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
+// ocannlMap37AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
 func ocannlMap37AVX512(c *float64, x0 *float64)
 
-// ocannlMap38AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap38AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
 //
 //go:noescape
-func ocannlMap38AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap38AVX512(c *float64, x0 *float64)
+
+// ocannlMap39AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //
@@ -1281,35 +1286,40 @@ func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap33AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+// ocannlMap33AVX2 runs a float64 pointwise kernel over 16 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap33AVX2(c *float64, x0 *float64)
 
 // ocannlMap34AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap35AVX2 runs a float64 pointwise kernel over 4 elements: c += mul(x0,x1).
+// ocannlMap35AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap36AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
+// ocannlMap36AVX2 runs a float64 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap36AVX2(c *float64, x0 *float64)
+func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap37AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
+// ocannlMap37AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
 func ocannlMap37AVX2(c *float64, x0 *float64)
 
-// ocannlMap38AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap38AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
 //
 //go:noescape
-func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap38AVX2(c *float64, x0 *float64)
+
+// ocannlMap39AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //

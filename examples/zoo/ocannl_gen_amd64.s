@@ -7351,28 +7351,35 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000004, DX
 
-row1:
-	VMOVUPD.Z (CX), K1, Z1
-	VMOVUPD.Z (DX), K1, Z2
-	VMULPD    Z2, Z1, Z1
-	VADDPD    Z0, Z1, Z1
-	VMOVUPD   Z1, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	MOVQ $0x00000002, SI
+
+e3:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e3
+	ADDQ    $+96, AX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+672, AX
+	DECQ    DX
+	JNZ     rowb1
 	VZEROUPPER
 	RET
 
@@ -7395,7 +7402,7 @@ row1:
 	VADDPD    Z0, Z1, Z1
 	VMOVUPD   Z1, K1, (AX)
 	ADDQ      $+32, AX
-	ADDQ      $+32, DX
+	ADDQ      $+32, CX
 	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
@@ -7404,6 +7411,31 @@ row1:
 // func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VMULPD    Z2, Z1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7427,9 +7459,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float64, x0 *float64)
+// func ocannlMap37AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7448,9 +7480,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float64, x0 *float64)
+// func ocannlMap38AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7470,9 +7502,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19528,28 +19560,35 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000004, DX
 
-row1:
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	MOVQ $0x00000004, SI
+
+e3:
 	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPD  Y2, Y1, Y1
 	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
+	DECQ    SI
+	JNZ     e3
+	ADDQ    $+96, AX
 	DECQ    BX
-	JNZ     row1
+	JNZ     row2
+	ADDQ    $+672, AX
+	DECQ    DX
+	JNZ     rowb1
 	VZEROUPPER
 	RET
 
@@ -19572,7 +19611,7 @@ row1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	ADDQ    $-32, CX
+	ADDQ    $-32, DX
 	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
@@ -19581,6 +19620,31 @@ row1:
 // func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPD  Y2, Y1, Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, CX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19604,9 +19668,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float64, x0 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19625,9 +19689,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float64, x0 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19647,9 +19711,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

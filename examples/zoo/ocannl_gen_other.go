@@ -356,9 +356,7 @@ func ocannlMap32AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
-}
+func ocannlMap33AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX512(c, x0, x1 *float64) {
@@ -371,14 +369,19 @@ func ocannlMap35AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
+func ocannlMap36AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
+}
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+func ocannlMap38AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+
+// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -627,7 +630,7 @@ func ocannlMap31AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap31AVX2 cal
 func ocannlMap32AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
@@ -636,13 +639,16 @@ func ocannlMap34AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap34AVX2 cal
 func ocannlMap35AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+
+// ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float64) {
