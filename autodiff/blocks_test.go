@@ -554,7 +554,10 @@ let loss = (res *. rw) ++ "...|...->... => 0"`,
 	if masked {
 		c.layer = "masked_attention"
 		c.decl += fmt.Sprintf("\ninput mask : %d | %d ->", T, T)
-		c.body = fmt.Sprintf(attentionHead, sh, sk) + "let masked = where mask scores -1e9\n" + fmt.Sprintf(attentionTail, "masked", sv)
+		// The dropped keys' weights are exactly 0 (the where on attn).
+		tail := strings.Replace(fmt.Sprintf(attentionTail, "masked", sv), "let attn = ex /. (ex ++ \"... | t -> ... => ... | 0 -> ...\")",
+			"let attn = where mask (ex /. (ex ++ \"... | t -> ... => ... | 0 -> ...\")) 0.", 1)
+		c.body = fmt.Sprintf(attentionHead, sh, sk) + "let masked = where mask scores -1e9\n" + tail
 		c.gens["mask"] = causal(T)
 		c.noGrad = []string{"mask"}
 	}

@@ -156,170 +156,230 @@ func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm29AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 768,1 B 384,1.
+// ocannlGemm29AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=32 K=64 (14x32 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm30AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=384 (8x48 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm30AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=96 N=32 K=64 (14x32 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm30AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1,384.
+// ocannlGemm31AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=32 K=64 (14x32 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=1536 (8x48 tile); strides C 384,1 A 1536,1 B 1,1536.
+// ocannlGemm32AVX512 runs a float32 dot kernel, M=32 N=32 K=64 (4x4 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm32AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=32 K=384 (14x32 tile); strides C 256,1 A 384,1 B 1,384.
+// ocannlGemm33AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX512 runs a float32 broadcast kernel, M=32 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,256 B 384,1.
+// ocannlGemm34AVX512 runs a float32 broadcast kernel, M=32 N=64 K=32 (14x32 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm35AVX512 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x64 tile); strides C 384,1 A 256,1 B 384,1.
+// ocannlGemm35AVX512 runs a float32 broadcast kernel, M=32 N=64 K=64 (14x32 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm35AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm36AVX512 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x64 tile); strides C 1536,1 A 1,384 B 1536,1.
+// ocannlGemm36AVX512 runs a float32 broadcast kernel, M=32 N=64 K=96 (14x32 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm37AVX512 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1536,1.
+// ocannlGemm37AVX512 runs a float32 broadcast kernel, M=32 N=64 K=128 (14x32 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm37AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX512 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x64 tile); strides C 384,1 A 1,1536 B 384,1.
+// ocannlGemm38AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=384 (8x48 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm38AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm39AVX512 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x64 tile); strides C 384,1 A 1536,1 B 384,1.
+// ocannlGemm39AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm39AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm40AVX512 runs a float32 broadcast kernel, M=48 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm40AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=1536 (8x48 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm40AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm41AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm41AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=32 K=384 (14x32 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm41AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 1,768 B 384,1.
+// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=32 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,256 B 384,1.
 //
 //go:noescape
 func ocannlGemm42AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x64 tile); strides C 384,1 A 256,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x64 tile); strides C 1536,1 A 1,384 B 1536,1.
 //
 //go:noescape
 func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16,1 A 3,1 B 1,27.
+// ocannlGemm45AVX512 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1536,1.
 //
 //go:noescape
 func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX512 runs a float32 dot kernel, M=16 N=32 K=16 (4x4 tile); strides C 32,1 A 32,1 B 1,16.
+// ocannlGemm46AVX512 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x64 tile); strides C 384,1 A 1,1536 B 384,1.
+//
+//go:noescape
+func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm47AVX512 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x64 tile); strides C 384,1 A 1536,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm47AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX512 runs a float32 dot kernel, M=16 N=32 K=48 (4x4 tile); strides C 32,1 A 32,1 B 1,144.
+// ocannlGemm48AVX512 runs a float32 broadcast kernel, M=48 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm48AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX512 runs a float32 dot kernel, M=8 N=64 K=32 (4x4 tile); strides C 64,1 A 64,1 B 1,32.
+// ocannlGemm49AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
+//
+//go:noescape
+func ocannlGemm49AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm50AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX512 runs a float32 dot kernel, M=8 N=64 K=96 (4x4 tile); strides C 64,1 A 64,1 B 1,288.
+// ocannlGemm51AVX512 runs a float32 broadcast kernel, M=32 N=64 K=128 (14x32 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm53AVX512 runs a float32 dot kernel, M=32 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
+// ocannlGemm52AVX512 runs a float32 broadcast kernel, M=32 N=64 K=96 (14x32 tile); strides C 384,1 A 1,768 B 384,1.
+//
+//go:noescape
+func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm53AVX512 runs a float32 broadcast kernel, M=32 N=64 K=64 (14x32 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm53AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm54AVX512 runs a float32 broadcast kernel, M=10 N=64 K=32 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm54AVX512 runs a float32 broadcast kernel, M=32 N=64 K=32 (14x32 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm55AVX512 runs a float32 broadcast kernel, M=32 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm55AVX512 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm55AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm58AVX512 runs a float32 broadcast kernel, M=8 N=96 K=64 (14x32 tile); strides C 1216,1 A 512,1 B 288,1.
+// ocannlGemm56AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
-func ocannlGemm58AVX512(c *float32, a *float32, b *float32)
+func ocannlGemm56AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX512 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (14x32 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm57AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16,1 A 3,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm57AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm59AVX512 runs a float32 dot kernel, M=16 N=32 K=16 (4x4 tile); strides C 32,1 A 32,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm59AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm60AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 11552,1 A 4096,1 B 32,1.
+// ocannlGemm60AVX512 runs a float32 dot kernel, M=16 N=32 K=48 (4x4 tile); strides C 32,1 A 32,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm60AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm61AVX512 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (14x32 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm62AVX512 runs a float32 dot kernel, M=8 N=64 K=32 (4x4 tile); strides C 64,1 A 64,1 B 1,32.
 //
 //go:noescape
-func ocannlGemm61AVX512(c *float32, a *float32, b *float32)
+func ocannlGemm62AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (8x48 tile); strides C 1120,1 A 512,1 B 144,1.
+// ocannlGemm63AVX512 runs a float32 dot kernel, M=8 N=64 K=96 (4x4 tile); strides C 64,1 A 64,1 B 1,288.
 //
 //go:noescape
-func ocannlGemm64AVX512(c *float32, a *float32, b *float32)
+func ocannlGemm63AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm65AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (8x48 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm65AVX512 runs a float32 dot kernel, M=32 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm65AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm66AVX512 runs a float32 broadcast kernel, M=32 N=16 K=32 (14x32 tile); strides C 19600,1 A 8192,1 B 16,1.
+// ocannlGemm66AVX512 runs a float32 broadcast kernel, M=10 N=64 K=32 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm66AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (14x32 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=32 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm70AVX512 runs a float32 broadcast kernel, M=16 N=9 K=32 (14x32 tile); strides C 27,1 A 1,512 B 105,1.
+// ocannlGemm70AVX512 runs a float32 broadcast kernel, M=8 N=96 K=64 (14x32 tile); strides C 1216,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm70AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm71AVX512 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (14x32 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
+//
+//go:noescape
+func ocannlGemm71AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm72AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 11552,1 A 4096,1 B 32,1.
+//
+//go:noescape
+func ocannlGemm72AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm73AVX512 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (14x32 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
+//
+//go:noescape
+func ocannlGemm73AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm76AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (8x48 tile); strides C 1120,1 A 512,1 B 144,1.
+//
+//go:noescape
+func ocannlGemm76AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm77AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (8x48 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+//
+//go:noescape
+func ocannlGemm77AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm78AVX512 runs a float32 broadcast kernel, M=32 N=16 K=32 (14x32 tile); strides C 19600,1 A 8192,1 B 16,1.
+//
+//go:noescape
+func ocannlGemm78AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm79AVX512 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (14x32 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
+//
+//go:noescape
+func ocannlGemm79AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm82AVX512 runs a float32 broadcast kernel, M=16 N=9 K=32 (14x32 tile); strides C 27,1 A 1,512 B 105,1.
+//
+//go:noescape
+func ocannlGemm82AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
@@ -676,10 +736,10 @@ func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap72AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap72AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),0).
 //
 //go:noescape
-func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap73AVX512 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
 //
@@ -771,215 +831,220 @@ func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap91AVX512(c *float32, x0 *float32)
 
-// ocannlMap92AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap92AVX512 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
 func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap93AVX512(c *float32, x0 *float32)
+func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap94AVX512 runs a float32 pointwise kernel over 98304 elements: c = add(mul(x0,x1),0).
+// ocannlMap94AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
-func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap94AVX512(c *float32, x0 *float32)
 
-// ocannlMap95AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap95AVX512 runs a float32 pointwise kernel over 98304 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap95AVX512(c *float32)
+func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap96AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap96AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap96AVX512(c *float32)
 
-// ocannlMap97AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap97AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap98AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap98AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap98AVX512(c *float32, x0 *float32)
+func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap99AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap99AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap99AVX512(c *float32)
+func ocannlMap99AVX512(c *float32, x0 *float32)
 
-// ocannlMap100AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap100AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
 func ocannlMap100AVX512(c *float32)
 
-// ocannlMap101AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap101AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
-func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap101AVX512(c *float32)
 
-// ocannlMap102AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap102AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap103AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap103AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap104AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap104AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap105AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap105AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap106AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap106AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap107AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap107AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap108AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap108AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
 // ocannlMap109AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap110AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap110AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap110AVX512(c *float32, x0 *float32)
+func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap111AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap111AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap111AVX512(c *float32, x0 *float32)
 
-// ocannlMap112AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap112AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap113AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap113AVX512(c *float32, x0 *float32)
+func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap115AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap114AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap114AVX512(c *float32, x0 *float32)
 
-// ocannlMap116AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap116AVX512(c *float32)
+func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap117AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
 func ocannlMap117AVX512(c *float32)
 
-// ocannlMap118AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap118AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap118AVX512(c *float32)
 
-// ocannlMap119AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap119AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap119AVX512(c *float32)
 
-// ocannlMap120AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap120AVX512(c *float32)
 
-// ocannlMap121AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
 func ocannlMap121AVX512(c *float32)
 
-// ocannlMap122AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap122AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap122AVX512(c *float32)
 
-// ocannlMap123AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap123AVX512(c *float32)
 
-// ocannlMap124AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap124AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap124AVX512(c *float32)
 
-// ocannlMap125AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
 func ocannlMap125AVX512(c *float32)
 
-// ocannlMap126AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap126AVX512(c *float32)
 
-// ocannlMap127AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap127AVX512(c *float32)
 
-// ocannlMap128AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap128AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap128AVX512(c *float32)
 
-// ocannlMap129AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap130AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap130AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap131AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap131AVX512(c *float32, x0 *float32)
+func ocannlMap131AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap132AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap132AVX512(c *float32, x0 *float32)
 
-// ocannlMap133AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap133AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap133AVX512(c *float32, x0 *float32)
+func ocannlMap133AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap134AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap134AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap134AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap134AVX512(c *float32, x0 *float32)
+
+// ocannlMap135AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap135AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -1401,170 +1466,230 @@ func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm28AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm29AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
+// ocannlGemm29AVX2 runs a float32 dot kernel, M=128 N=32 K=64 (3x3 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm29AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm30AVX2 runs a float32 dot kernel, M=1024 N=48 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm30AVX2 runs a float32 dot kernel, M=96 N=32 K=64 (3x3 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm30AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX2 runs a float32 dot kernel, M=1024 N=192 K=384 (3x3 tile); strides C 1536,1 A 384,1 B 1,384.
+// ocannlGemm31AVX2 runs a float32 dot kernel, M=64 N=32 K=64 (3x3 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX2 runs a float32 dot kernel, M=1024 N=48 K=1536 (3x3 tile); strides C 384,1 A 1536,1 B 1,1536.
+// ocannlGemm32AVX2 runs a float32 dot kernel, M=32 N=32 K=64 (3x3 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm32AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX2 runs a float32 dot kernel, M=1024 N=32 K=384 (3x3 tile); strides C 256,1 A 384,1 B 1,384.
+// ocannlGemm33AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm33AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX2 runs a float32 broadcast kernel, M=32 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,256 B 384,1.
+// ocannlGemm34AVX2 runs a float32 broadcast kernel, M=32 N=64 K=32 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm35AVX2 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x16 tile); strides C 384,1 A 256,1 B 384,1.
+// ocannlGemm35AVX2 runs a float32 broadcast kernel, M=32 N=64 K=64 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm35AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm36AVX2 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x16 tile); strides C 1536,1 A 1,384 B 1536,1.
+// ocannlGemm36AVX2 runs a float32 broadcast kernel, M=32 N=64 K=96 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm37AVX2 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x16 tile); strides C 1536,1 A 384,1 B 1536,1.
+// ocannlGemm37AVX2 runs a float32 broadcast kernel, M=32 N=64 K=128 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm37AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX2 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,1536 B 384,1.
+// ocannlGemm38AVX2 runs a float32 dot kernel, M=1024 N=48 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm38AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm39AVX2 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x16 tile); strides C 384,1 A 1536,1 B 384,1.
+// ocannlGemm39AVX2 runs a float32 dot kernel, M=1024 N=192 K=384 (3x3 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm39AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm40AVX2 runs a float32 broadcast kernel, M=48 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm40AVX2 runs a float32 dot kernel, M=1024 N=48 K=1536 (3x3 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm40AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm41AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm41AVX2 runs a float32 dot kernel, M=1024 N=32 K=384 (3x3 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm41AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
+// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=32 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,256 B 384,1.
 //
 //go:noescape
 func ocannlGemm42AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x16 tile); strides C 384,1 A 256,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x16 tile); strides C 1536,1 A 1,384 B 1536,1.
 //
 //go:noescape
 func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16,1 A 3,1 B 1,27, k2 A 105 B 9.
+// ocannlGemm45AVX2 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x16 tile); strides C 1536,1 A 384,1 B 1536,1.
 //
 //go:noescape
 func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 32,1 A 32,1 B 1,16.
+// ocannlGemm46AVX2 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,1536 B 384,1.
+//
+//go:noescape
+func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm47AVX2 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x16 tile); strides C 384,1 A 1536,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm47AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX2 runs a float32 dot kernel, M=16 N=32 K=48 (3x3 tile); strides C 32,1 A 32,1 B 1,144.
+// ocannlGemm48AVX2 runs a float32 broadcast kernel, M=48 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm48AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX2 runs a float32 dot kernel, M=8 N=64 K=32 (3x3 tile); strides C 64,1 A 64,1 B 1,32.
+// ocannlGemm49AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
+//
+//go:noescape
+func ocannlGemm49AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm50AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX2 runs a float32 dot kernel, M=8 N=64 K=96 (3x3 tile); strides C 64,1 A 64,1 B 1,288.
+// ocannlGemm51AVX2 runs a float32 broadcast kernel, M=32 N=64 K=128 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm53AVX2 runs a float32 dot kernel, M=32 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
+// ocannlGemm52AVX2 runs a float32 broadcast kernel, M=32 N=64 K=96 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
+//
+//go:noescape
+func ocannlGemm52AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm53AVX2 runs a float32 broadcast kernel, M=32 N=64 K=64 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm53AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm54AVX2 runs a float32 broadcast kernel, M=10 N=64 K=32 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm54AVX2 runs a float32 broadcast kernel, M=32 N=64 K=32 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm54AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm55AVX2 runs a float32 broadcast kernel, M=32 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm55AVX2 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm55AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm58AVX2 runs a float32 broadcast kernel, M=8 N=96 K=64 (6x16 tile); strides C 1216,1 A 512,1 B 288,1.
+// ocannlGemm56AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
-func ocannlGemm58AVX2(c *float32, a *float32, b *float32)
+func ocannlGemm56AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX2 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (6x16 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm57AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16,1 A 3,1 B 1,27, k2 A 105 B 9.
+//
+//go:noescape
+func ocannlGemm57AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm59AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 32,1 A 32,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm59AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm60AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 11552,1 A 4096,1 B 32,1.
+// ocannlGemm60AVX2 runs a float32 dot kernel, M=16 N=32 K=48 (3x3 tile); strides C 32,1 A 32,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm60AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm61AVX2 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (6x16 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm62AVX2 runs a float32 dot kernel, M=8 N=64 K=32 (3x3 tile); strides C 64,1 A 64,1 B 1,32.
 //
 //go:noescape
-func ocannlGemm61AVX2(c *float32, a *float32, b *float32)
+func ocannlGemm62AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm64AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32 (6x16 tile); strides C 1120,1 A 512,1 B 144,1.
+// ocannlGemm63AVX2 runs a float32 dot kernel, M=8 N=64 K=96 (3x3 tile); strides C 64,1 A 64,1 B 1,288.
 //
 //go:noescape
-func ocannlGemm64AVX2(c *float32, a *float32, b *float32)
+func ocannlGemm63AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm65AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (6x16 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm65AVX2 runs a float32 dot kernel, M=32 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm65AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm66AVX2 runs a float32 broadcast kernel, M=32 N=16 K=32 (6x16 tile); strides C 19600,1 A 8192,1 B 16,1.
+// ocannlGemm66AVX2 runs a float32 broadcast kernel, M=10 N=64 K=32 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm66AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm67AVX2 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (6x16 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm67AVX2 runs a float32 broadcast kernel, M=32 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm67AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm70AVX2 runs a float32 broadcast kernel, M=16 N=9 K=32 (6x16 tile); strides C 27,1 A 1,512 B 105,1.
+// ocannlGemm70AVX2 runs a float32 broadcast kernel, M=8 N=96 K=64 (6x16 tile); strides C 1216,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm70AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm71AVX2 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (6x16 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
+//
+//go:noescape
+func ocannlGemm71AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm72AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 11552,1 A 4096,1 B 32,1.
+//
+//go:noescape
+func ocannlGemm72AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm73AVX2 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (6x16 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
+//
+//go:noescape
+func ocannlGemm73AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm76AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32 (6x16 tile); strides C 1120,1 A 512,1 B 144,1.
+//
+//go:noescape
+func ocannlGemm76AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm77AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (6x16 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+//
+//go:noescape
+func ocannlGemm77AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm78AVX2 runs a float32 broadcast kernel, M=32 N=16 K=32 (6x16 tile); strides C 19600,1 A 8192,1 B 16,1.
+//
+//go:noescape
+func ocannlGemm78AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm79AVX2 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (6x16 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
+//
+//go:noescape
+func ocannlGemm79AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm82AVX2 runs a float32 broadcast kernel, M=16 N=9 K=32 (6x16 tile); strides C 27,1 A 1,512 B 105,1.
+//
+//go:noescape
+func ocannlGemm82AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
@@ -1926,10 +2051,10 @@ func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap72AVX2 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap72AVX2 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),0).
 //
 //go:noescape
-func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap73AVX2 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
 //
@@ -2026,220 +2151,225 @@ func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap91AVX2(c *float32, x0 *float32)
 
-// ocannlMap92AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap92AVX2 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
 func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap93AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap93AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap93AVX2(c *float32, x0 *float32)
+func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap94AVX2 runs a float32 pointwise kernel over 98304 elements: c = add(mul(x0,x1),0).
+// ocannlMap94AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
-func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap94AVX2(c *float32, x0 *float32)
 
-// ocannlMap95AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap95AVX2 runs a float32 pointwise kernel over 98304 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap95AVX2(c *float32)
+func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap96AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap96AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap96AVX2(c *float32)
 
-// ocannlMap97AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap97AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap98AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap98AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap98AVX2(c *float32, x0 *float32)
+func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap99AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap99AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap99AVX2(c *float32)
+func ocannlMap99AVX2(c *float32, x0 *float32)
 
-// ocannlMap100AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap100AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
 func ocannlMap100AVX2(c *float32)
 
-// ocannlMap101AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap101AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
-func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap101AVX2(c *float32)
 
-// ocannlMap102AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap102AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap103AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap103AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap104AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap104AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap105AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap105AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap106AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap106AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap107AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap107AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap108AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap108AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
 // ocannlMap109AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap110AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap110AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap110AVX2(c *float32, x0 *float32)
+func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap111AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap111AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap111AVX2(c *float32, x0 *float32)
 
-// ocannlMap112AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap112AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap113AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap113AVX2(c *float32, x0 *float32)
+func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap114AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
+// ocannlMap114AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap114AVX2(c *float32, x0 *float32)
 
-// ocannlMap115AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap115AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap115AVX2(c *float32, x0 *float32)
 
-// ocannlMap116AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap116AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap116AVX2(c *float32)
+func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap117AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap117AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
 func ocannlMap117AVX2(c *float32)
 
-// ocannlMap118AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap118AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap118AVX2(c *float32)
 
-// ocannlMap119AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap119AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap119AVX2(c *float32)
 
-// ocannlMap120AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap120AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap120AVX2(c *float32)
 
-// ocannlMap121AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap121AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
 func ocannlMap121AVX2(c *float32)
 
-// ocannlMap122AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap122AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap122AVX2(c *float32)
 
-// ocannlMap123AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap123AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap123AVX2(c *float32)
 
-// ocannlMap124AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap124AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap124AVX2(c *float32)
 
-// ocannlMap125AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap125AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
 func ocannlMap125AVX2(c *float32)
 
-// ocannlMap126AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap126AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap126AVX2(c *float32)
 
-// ocannlMap127AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap127AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap127AVX2(c *float32)
 
-// ocannlMap128AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap128AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap128AVX2(c *float32)
 
-// ocannlMap129AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
+// ocannlMap129AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap130AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap130AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap131AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap131AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap131AVX2(c *float32, x0 *float32)
+func ocannlMap131AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap132AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap132AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap132AVX2(c *float32, x0 *float32)
 
-// ocannlMap133AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap133AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap133AVX2(c *float32, x0 *float32)
+func ocannlMap133AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap134AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap134AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap134AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap134AVX2(c *float32, x0 *float32)
+
+// ocannlMap135AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap135AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //

@@ -237,6 +237,11 @@ func ocannlGemm45AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm45AVX512 called without assembly")
 }
 
+// ocannlGemm46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm46AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm46AVX512 called without assembly")
+}
+
 // ocannlGemm47AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm47AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm47AVX512 called without assembly")
@@ -247,6 +252,11 @@ func ocannlGemm48AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm48AVX512 called without assembly")
 }
 
+// ocannlGemm49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm49AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm49AVX512 called without assembly")
+}
+
 // ocannlGemm50AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm50AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm50AVX512 called without assembly")
@@ -255,6 +265,11 @@ func ocannlGemm50AVX512(c, a, b *float32) {
 // ocannlGemm51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm51AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm51AVX512 called without assembly")
+}
+
+// ocannlGemm52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm52AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm52AVX512 called without assembly")
 }
 
 // ocannlGemm53AVX512 stands in for the assembly kernel; it is never called.
@@ -272,9 +287,14 @@ func ocannlGemm55AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm55AVX512 called without assembly")
 }
 
-// ocannlGemm58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm58AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm58AVX512 called without assembly")
+// ocannlGemm56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm56AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm56AVX512 called without assembly")
+}
+
+// ocannlGemm57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm57AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm57AVX512 called without assembly")
 }
 
 // ocannlGemm59AVX512 stands in for the assembly kernel; it is never called.
@@ -287,14 +307,14 @@ func ocannlGemm60AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm60AVX512 called without assembly")
 }
 
-// ocannlGemm61AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm61AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm61AVX512 called without assembly")
+// ocannlGemm62AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm62AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm62AVX512 called without assembly")
 }
 
-// ocannlGemm64AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm64AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm64AVX512 called without assembly")
+// ocannlGemm63AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm63AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm63AVX512 called without assembly")
 }
 
 // ocannlGemm65AVX512 stands in for the assembly kernel; it is never called.
@@ -315,6 +335,46 @@ func ocannlGemm67AVX512(c, a, b *float32) {
 // ocannlGemm70AVX512 stands in for the assembly kernel; it is never called.
 func ocannlGemm70AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm70AVX512 called without assembly")
+}
+
+// ocannlGemm71AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm71AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm71AVX512 called without assembly")
+}
+
+// ocannlGemm72AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm72AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm72AVX512 called without assembly")
+}
+
+// ocannlGemm73AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm73AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm73AVX512 called without assembly")
+}
+
+// ocannlGemm76AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm76AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm76AVX512 called without assembly")
+}
+
+// ocannlGemm77AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm77AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm77AVX512 called without assembly")
+}
+
+// ocannlGemm78AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm78AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm78AVX512 called without assembly")
+}
+
+// ocannlGemm79AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm79AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm79AVX512 called without assembly")
+}
+
+// ocannlGemm82AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm82AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm82AVX512 called without assembly")
 }
 
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
@@ -621,7 +681,7 @@ func ocannlMap71AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX512(c, x0, x1 *float32) {
+func ocannlMap72AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap72AVX512 called without assembly")
 }
 
@@ -711,20 +771,20 @@ func ocannlMap92AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap93AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap93AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap93AVX512 called without assembly") }
+func ocannlMap93AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap93AVX512 called without assembly")
+}
 
 // ocannlMap94AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap94AVX512 called without assembly")
-}
+func ocannlMap94AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX512 called without assembly") }
 
 // ocannlMap95AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap95AVX512(c *float32) { panic("ocannlgen: ocannlMap95AVX512 called without assembly") }
+func ocannlMap95AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
+}
 
 // ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap96AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap96AVX512 called without assembly")
-}
+func ocannlMap96AVX512(c *float32) { panic("ocannlgen: ocannlMap96AVX512 called without assembly") }
 
 // ocannlMap97AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap97AVX512(c, x0, x1, x2 *float32) {
@@ -732,51 +792,51 @@ func ocannlMap97AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap98AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap98AVX512 called without assembly") }
+func ocannlMap98AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap98AVX512 called without assembly")
+}
 
 // ocannlMap99AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap99AVX512(c *float32) { panic("ocannlgen: ocannlMap99AVX512 called without assembly") }
+func ocannlMap99AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap99AVX512 called without assembly") }
 
 // ocannlMap100AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap100AVX512(c *float32) { panic("ocannlgen: ocannlMap100AVX512 called without assembly") }
 
 // ocannlMap101AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap101AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap101AVX512 called without assembly")
-}
+func ocannlMap101AVX512(c *float32) { panic("ocannlgen: ocannlMap101AVX512 called without assembly") }
 
 // ocannlMap102AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap102AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap102AVX512 called without assembly")
 }
 
 // ocannlMap103AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX512(c, x0, x1 *float32) {
+func ocannlMap103AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap103AVX512 called without assembly")
 }
 
 // ocannlMap104AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap104AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap104AVX512 called without assembly")
 }
 
 // ocannlMap105AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap105AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap105AVX512 called without assembly")
 }
 
 // ocannlMap106AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX512(c, x0, x1 *float32) {
+func ocannlMap106AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap106AVX512 called without assembly")
 }
 
 // ocannlMap107AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap107AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap107AVX512 called without assembly")
 }
 
 // ocannlMap108AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap108AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap108AVX512 called without assembly")
 }
 
@@ -786,12 +846,12 @@ func ocannlMap109AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap110AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX512(c, x0 *float32) {
+func ocannlMap110AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap110AVX512 called without assembly")
 }
 
 // ocannlMap111AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX512(c, x0, x1 *float32) {
+func ocannlMap111AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap111AVX512 called without assembly")
 }
 
@@ -801,17 +861,19 @@ func ocannlMap112AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap113AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX512(c, x0 *float32) {
+func ocannlMap113AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap113AVX512 called without assembly")
 }
 
-// ocannlMap115AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap115AVX512 called without assembly")
+// ocannlMap114AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap114AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap114AVX512 called without assembly")
 }
 
 // ocannlMap116AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX512(c *float32) { panic("ocannlgen: ocannlMap116AVX512 called without assembly") }
+func ocannlMap116AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap116AVX512 called without assembly")
+}
 
 // ocannlMap117AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap117AVX512(c *float32) { panic("ocannlgen: ocannlMap117AVX512 called without assembly") }
@@ -847,9 +909,7 @@ func ocannlMap126AVX512(c *float32) { panic("ocannlgen: ocannlMap126AVX512 calle
 func ocannlMap127AVX512(c *float32) { panic("ocannlgen: ocannlMap127AVX512 called without assembly") }
 
 // ocannlMap128AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap128AVX512 called without assembly")
-}
+func ocannlMap128AVX512(c *float32) { panic("ocannlgen: ocannlMap128AVX512 called without assembly") }
 
 // ocannlMap129AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap129AVX512(c, x0, x1 *float32) {
@@ -857,28 +917,33 @@ func ocannlMap129AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap130AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap130AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap130AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap130AVX512 called without assembly")
 }
 
 // ocannlMap131AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX512(c, x0 *float32) {
+func ocannlMap131AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap131AVX512 called without assembly")
 }
 
 // ocannlMap132AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX512(c, x0, x1 *float32) {
+func ocannlMap132AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap132AVX512 called without assembly")
 }
 
 // ocannlMap133AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap133AVX512(c, x0 *float32) {
+func ocannlMap133AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap133AVX512 called without assembly")
 }
 
 // ocannlMap134AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX512(c, x0, x1 *float32) {
+func ocannlMap134AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap134AVX512 called without assembly")
+}
+
+// ocannlMap135AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap135AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap135AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -1019,17 +1084,26 @@ func ocannlGemm44AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm44AVX2 cal
 // ocannlGemm45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm45AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm45AVX2 called without assembly") }
 
+// ocannlGemm46AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm46AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm46AVX2 called without assembly") }
+
 // ocannlGemm47AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm47AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm47AVX2 called without assembly") }
 
 // ocannlGemm48AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm48AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm48AVX2 called without assembly") }
 
+// ocannlGemm49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm49AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm49AVX2 called without assembly") }
+
 // ocannlGemm50AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm50AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm50AVX2 called without assembly") }
 
 // ocannlGemm51AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm51AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm51AVX2 called without assembly") }
+
+// ocannlGemm52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm52AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm52AVX2 called without assembly") }
 
 // ocannlGemm53AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm53AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm53AVX2 called without assembly") }
@@ -1040,8 +1114,11 @@ func ocannlGemm54AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm54AVX2 cal
 // ocannlGemm55AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm55AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm55AVX2 called without assembly") }
 
-// ocannlGemm58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm58AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm58AVX2 called without assembly") }
+// ocannlGemm56AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm56AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm56AVX2 called without assembly") }
+
+// ocannlGemm57AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm57AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm57AVX2 called without assembly") }
 
 // ocannlGemm59AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm59AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm59AVX2 called without assembly") }
@@ -1049,11 +1126,11 @@ func ocannlGemm59AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm59AVX2 cal
 // ocannlGemm60AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm60AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm60AVX2 called without assembly") }
 
-// ocannlGemm61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm61AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm61AVX2 called without assembly") }
+// ocannlGemm62AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm62AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm62AVX2 called without assembly") }
 
-// ocannlGemm64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm64AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm64AVX2 called without assembly") }
+// ocannlGemm63AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm63AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm63AVX2 called without assembly") }
 
 // ocannlGemm65AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm65AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm65AVX2 called without assembly") }
@@ -1066,6 +1143,30 @@ func ocannlGemm67AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm67AVX2 cal
 
 // ocannlGemm70AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm70AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm70AVX2 called without assembly") }
+
+// ocannlGemm71AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm71AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm71AVX2 called without assembly") }
+
+// ocannlGemm72AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm72AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm72AVX2 called without assembly") }
+
+// ocannlGemm73AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm73AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm73AVX2 called without assembly") }
+
+// ocannlGemm76AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm76AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm76AVX2 called without assembly") }
+
+// ocannlGemm77AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm77AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm77AVX2 called without assembly") }
+
+// ocannlGemm78AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm78AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm78AVX2 called without assembly") }
+
+// ocannlGemm79AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm79AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm79AVX2 called without assembly") }
+
+// ocannlGemm82AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm82AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm82AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -1308,7 +1409,9 @@ func ocannlMap70AVX2(c, x0, x1, x2 *float32) {
 func ocannlMap71AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
+func ocannlMap72AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap72AVX2 called without assembly")
+}
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
@@ -1385,18 +1488,16 @@ func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called 
 func ocannlMap92AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
 
 // ocannlMap93AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap93AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
+func ocannlMap93AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
 
 // ocannlMap94AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
+func ocannlMap94AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
 
 // ocannlMap95AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap95AVX2(c *float32) { panic("ocannlgen: ocannlMap95AVX2 called without assembly") }
+func ocannlMap95AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap95AVX2 called without assembly") }
 
 // ocannlMap96AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap96AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap96AVX2 called without assembly")
-}
+func ocannlMap96AVX2(c *float32) { panic("ocannlgen: ocannlMap96AVX2 called without assembly") }
 
 // ocannlMap97AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap97AVX2(c, x0, x1, x2 *float32) {
@@ -1404,51 +1505,51 @@ func ocannlMap97AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap98AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap98AVX2 called without assembly") }
+func ocannlMap98AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap98AVX2 called without assembly")
+}
 
 // ocannlMap99AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap99AVX2(c *float32) { panic("ocannlgen: ocannlMap99AVX2 called without assembly") }
+func ocannlMap99AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap99AVX2 called without assembly") }
 
 // ocannlMap100AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap100AVX2(c *float32) { panic("ocannlgen: ocannlMap100AVX2 called without assembly") }
 
 // ocannlMap101AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap101AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap101AVX2 called without assembly")
-}
+func ocannlMap101AVX2(c *float32) { panic("ocannlgen: ocannlMap101AVX2 called without assembly") }
 
 // ocannlMap102AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap102AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap102AVX2 called without assembly")
 }
 
 // ocannlMap103AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX2(c, x0, x1 *float32) {
+func ocannlMap103AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap103AVX2 called without assembly")
 }
 
 // ocannlMap104AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap104AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap104AVX2 called without assembly")
 }
 
 // ocannlMap105AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap105AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap105AVX2 called without assembly")
 }
 
 // ocannlMap106AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX2(c, x0, x1 *float32) {
+func ocannlMap106AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap106AVX2 called without assembly")
 }
 
 // ocannlMap107AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap107AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap107AVX2 called without assembly")
 }
 
 // ocannlMap108AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap108AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap108AVX2 called without assembly")
 }
 
@@ -1458,12 +1559,12 @@ func ocannlMap109AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap110AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap110AVX2 called without assembly") }
+func ocannlMap110AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap110AVX2 called without assembly")
+}
 
 // ocannlMap111AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap111AVX2 called without assembly")
-}
+func ocannlMap111AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap111AVX2 called without assembly") }
 
 // ocannlMap112AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap112AVX2(c, x0, x1 *float32) {
@@ -1471,18 +1572,20 @@ func ocannlMap112AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap113AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap113AVX2 called without assembly") }
+func ocannlMap113AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap113AVX2 called without assembly")
+}
 
 // ocannlMap114AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap114AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap114AVX2 called without assembly") }
 
 // ocannlMap115AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap115AVX2 called without assembly")
-}
+func ocannlMap115AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap115AVX2 called without assembly") }
 
 // ocannlMap116AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX2(c *float32) { panic("ocannlgen: ocannlMap116AVX2 called without assembly") }
+func ocannlMap116AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap116AVX2 called without assembly")
+}
 
 // ocannlMap117AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap117AVX2(c *float32) { panic("ocannlgen: ocannlMap117AVX2 called without assembly") }
@@ -1518,9 +1621,7 @@ func ocannlMap126AVX2(c *float32) { panic("ocannlgen: ocannlMap126AVX2 called wi
 func ocannlMap127AVX2(c *float32) { panic("ocannlgen: ocannlMap127AVX2 called without assembly") }
 
 // ocannlMap128AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap128AVX2 called without assembly")
-}
+func ocannlMap128AVX2(c *float32) { panic("ocannlgen: ocannlMap128AVX2 called without assembly") }
 
 // ocannlMap129AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap129AVX2(c, x0, x1 *float32) {
@@ -1528,24 +1629,29 @@ func ocannlMap129AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap130AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap130AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap130AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap130AVX2 called without assembly")
 }
 
 // ocannlMap131AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
-
-// ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap132AVX2 called without assembly")
+func ocannlMap131AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap131AVX2 called without assembly")
 }
 
+// ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap132AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
+
 // ocannlMap133AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap133AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap133AVX2 called without assembly") }
+func ocannlMap133AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap133AVX2 called without assembly")
+}
 
 // ocannlMap134AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap134AVX2 called without assembly")
+func ocannlMap134AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap134AVX2 called without assembly") }
+
+// ocannlMap135AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap135AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap135AVX2 called without assembly")
 }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.

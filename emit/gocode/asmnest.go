@@ -24,13 +24,13 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 	if !ok {
 		return nil, ""
 	}
-	return k.contractionCalls(ch, init)
+	return k.contractionCalls(ch, loops, st, init)
 }
 
 // contractionCalls renders the contraction kernel ch (asmNest). A kernel
 // that stores absorbs a pre-fill with zero; otherwise the branch fills
 // the tensor first and the kernel adds.
-func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code, string) {
+func (k *kgen) contractionCalls(ch schedule.Choice, loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
 	n := ch.Contraction
 	var pre []jen.Code
 	if ch.PreFill {
@@ -70,19 +70,60 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 		n = &n2
 	}
 	idx := k.asm.Add(n.Spec)
-	var build func(name string, i int) jen.Code
-	build = func(name string, i int) jen.Code {
-		if i == len(n.Outer) {
-			args := make([]jen.Code, 3)
-			for j, t := range []int{n.C, n.A, n.B} {
-				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
+	// A contraction over a mask's zeros or into its discarded cells runs
+	// in diagonal blocks when the mask is causal in the call (masks.go).
+	var mplan *maskPlan
+	var mIdx []int
+	if wc == nil && wk == nil {
+		if mplan = k.maskBlocks(n, st, loops); mplan != nil {
+			for _, b := range mplan.blocks {
+				mIdx = append(mIdx, k.asm.Add(b.spec))
 			}
-			return jen.Id(name).Call(args...)
+		}
+	}
+	call := func(name string, zero map[int][]loopir.IndexExpr) jen.Code {
+		args := make([]jen.Code, 3)
+		for j, t := range []int{n.C, n.A, n.B} {
+			args[j] = jen.Op("&").Add(k.directAccess(t, zero[t]))
+		}
+		return jen.Id(name).Call(args...)
+	}
+	var buildIn func(inner func() []jen.Code, i int) []jen.Code
+	buildIn = func(inner func() []jen.Code, i int) []jen.Code {
+		if i == len(n.Outer) {
+			return inner()
 		}
 		l := n.Outer[i]
 		before := k.varUse[l.Var]
-		inner := build(name, i+1)
-		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+		body := buildIn(inner, i+1)
+		return []jen.Code{k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, body)}
+	}
+	build := func(name string, i int) jen.Code {
+		return jen.Add(buildIn(func() []jen.Code { return []jen.Code{call(name, n.Zero)} }, i)...)
+	}
+	// masked is the tier's code with the blocks when the mask is causal,
+	// nil when a block has no kernel in the tier.
+	masked := func(t asm.Config) jen.Code {
+		if mplan == nil {
+			return nil
+		}
+		for _, i := range mIdx {
+			if !k.asm.KernelIn(i, t) {
+				return nil
+			}
+		}
+		blocks := buildIn(func() []jen.Code {
+			var cs []jen.Code
+			for j, b := range mplan.blocks {
+				cs = append(cs, call(k.asm.Name(mIdx[j], t), b.zero))
+			}
+			return cs
+		}, 0)
+		full := buildIn(func() []jen.Code { return []jen.Code{call(k.asm.Name(idx, t), n.Zero)} }, 0)
+		if k.free != nil {
+			k.partScratch = true
+		}
+		return jen.If(jen.Id(k.scratch).Dot(mplan.flag)).Block(blocks...).Else().Block(full...)
 	}
 	if k.free != nil {
 		// A part of a parallel nest: the fill runs before the parts.
@@ -136,11 +177,18 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 			}
 			calls[i] = append(append([]jen.Code(nil), pre...), winoCode...)
 		case k.asm.KernelIn(idx, t): // else no kernel in this tier: dispatch skips it
-			calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
+			c := masked(t)
+			if c == nil {
+				c = build(k.asm.Name(idx, t), 0)
+			}
+			calls[i] = append(append([]jen.Code(nil), pre...), c)
 			kernTiers = append(kernTiers, t)
 		}
 	}
 	note := "// " + n.Spec.Describe(kernTiers...) + "."
+	if mplan != nil && len(kernTiers) > 0 {
+		note = "// " + n.Spec.Describe(kernTiers...) + "; when the mask is causal, " + mplan.desc + "."
+	}
 	key := [2]int{k.curOp, k.curStmt}
 	delete(k.winoForms, key)
 	switch {

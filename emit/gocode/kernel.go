@@ -126,7 +126,12 @@ type kgen struct {
 	// nest's store to the fill (see planAbsorbs).
 	absorb   map[*loopir.Fill]*loopir.Store
 	absorbAt map[*loopir.Store]*loopir.Fill
-	elem     string
+	// maskZero and maskDead are the tensors' facts over the masks,
+	// maskFlag each mask's scratch field holding whether it is causal
+	// in this call ("" until a nest uses it; see planMasks).
+	maskZero, maskDead map[int][]maskFact
+	maskFlag           map[int]string
+	elem               string
 	// tgt is the CPU target whose tuning the emitter follows: the
 	// asm set's (its best tier), else target.Generic.
 	tgt   target.CPU
@@ -958,6 +963,7 @@ func (k *kgen) padCopies() (pending map[int][]jen.Code, copyOut []jen.Code) {
 func (k *kgen) opsBody() ([]jen.Code, error) {
 	var body []jen.Code
 	k.planAbsorbs()
+	k.planMasks()
 	var sq seqChain
 	for i, o := range k.p.Ops {
 		k.opUnits, k.open, k.curOp = nil, &sq, i
@@ -994,6 +1000,9 @@ func (k *kgen) opsBody() ([]jen.Code, error) {
 		}
 	}
 	body = k.flushSeq(&sq, body)
+	if entry := k.maskEntry(); len(entry) > 0 {
+		body = append(append(entry, jen.Line()), body...)
+	}
 	return body, nil
 }
 

@@ -494,7 +494,7 @@ func (k *kgen) chainNest(loops []*loopir.For, st *loopir.Store, init *float64) (
 	var note string
 	switch ch := schedule.Choose(k.tiers(), k.p, loops, st, k.query(init)); ch.Family {
 	case schedule.Contraction:
-		calls, note = k.contractionCalls(ch, init)
+		calls, note = k.contractionCalls(ch, loops, st, init)
 	case schedule.Map:
 		calls, note = k.mapCalls(ch)
 	case schedule.Reduce:

@@ -26,105 +26,135 @@ func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=64 N=24 K=64 (14x32 tile); strides C 96,1 A 256,1 B 96,1.
+// ocannlGemm2AVX512 runs a float32 dot kernel, M=64 N=32 K=24 (4x4 tile); strides C 256,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=96 (8x48 tile); strides C 384,1 A 96,1 B 1,96.
+// ocannlGemm3AVX512 runs a float32 dot kernel, M=32 N=32 K=24 (4x4 tile); strides C 256,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=96 K=384 (8x48 tile); strides C 96,1 A 384,1 B 1,384.
+// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=64 N=24 K=64 (14x32 tile); strides C 96,1 A 256,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=16 K=96 (14x32 tile); strides C 128,1 A 96,1 B 1,96.
+// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=32 N=24 K=32 (14x32 tile); strides C 96,1 A 256,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,128 B 96,1.
+// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=32 N=24 K=64 (14x32 tile); strides C 96,1 A 256,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=128 N=96 K=128 (6x64 tile); strides C 96,1 A 128,1 B 96,1.
+// ocannlGemm7AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=96 (8x48 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=96 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,96 B 384,1.
+// ocannlGemm8AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=96 K=384 (8x48 tile); strides C 96,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=128 N=384 K=96 (6x64 tile); strides C 384,1 A 96,1 B 384,1.
+// ocannlGemm9AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=16 K=96 (14x32 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=48 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,384 B 96,1.
+// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=16 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,128 B 96,1.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=128 N=96 K=384 (6x64 tile); strides C 96,1 A 384,1 B 96,1.
+// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=128 N=96 K=128 (6x64 tile); strides C 96,1 A 128,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=96 N=24 K=1024 (14x32 tile); strides C 96,1 A 1,96 B 96,1.
+// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=96 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,96 B 384,1.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x64 tile); strides C 96,1 A 96,1 B 96,1.
+// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=128 N=384 K=96 (6x64 tile); strides C 384,1 A 96,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX512 runs a float32 broadcast kernel, M=64 N=24 K=64 (14x32 tile); strides C 96,1 A 1,256 B 96,1.
+// ocannlGemm14AVX512 runs a float32 broadcast kernel, M=48 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,384 B 96,1.
 //
 //go:noescape
 func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX512 runs a float32 broadcast kernel, M=24 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,96 B 96,1.
+// ocannlGemm15AVX512 runs a float32 broadcast kernel, M=128 N=96 K=384 (6x64 tile); strides C 96,1 A 384,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x64 tile); strides C 96,1 A 96,1 B 96,1.
+// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=96 N=24 K=1024 (14x32 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX512 runs a float32 dot kernel, M=64 N=24 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
+// ocannlGemm17AVX512 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x64 tile); strides C 96,1 A 96,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX512 runs a float32 dot kernel, M=64 N=12 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
+// ocannlGemm18AVX512 runs a float32 broadcast kernel, M=64 N=24 K=64 (14x32 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=48 K=96 (8x48 tile); strides C 384,1 A 96,1 B 1,96.
+// ocannlGemm19AVX512 runs a float32 broadcast kernel, M=32 N=24 K=64 (14x32 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=64 N=12 K=384 (4x4 tile); strides C 96,1 A 384,1 B 1,384.
+// ocannlGemm20AVX512 runs a float32 broadcast kernel, M=32 N=24 K=32 (14x32 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=16 K=96 (14x32 tile); strides C 128,1 A 96,1 B 1,96.
+// ocannlGemm21AVX512 runs a float32 broadcast kernel, M=24 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm22AVX512 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x64 tile); strides C 96,1 A 96,1 B 96,1.
+//
+//go:noescape
+func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm23AVX512 runs a float32 dot kernel, M=64 N=24 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm24AVX512 runs a float32 dot kernel, M=64 N=12 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm25AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=48 K=96 (8x48 tile); strides C 384,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm26AVX512 runs a float32 dot kernel, M=64 N=12 K=384 (4x4 tile); strides C 96,1 A 384,1 B 1,384.
+//
+//go:noescape
+func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm27AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=16 K=96 (14x32 tile); strides C 128,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 768 elements: c = add(x0,x1).
 //
@@ -161,10 +191,10 @@ func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,div(x1,x2),0).
 //
 //go:noescape
-func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap8AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(x0,mul(x1,x2)).
 //
@@ -266,110 +296,120 @@ func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap28AVX512(c *float32, x0 *float32)
 
-// ocannlMap29AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
 func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 64 elements: c += x0.
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap30AVX512(c *float32, x0 *float32)
+func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 32768 elements: c = add(mul(x0,x1),0).
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 64 elements: c += x0.
 //
 //go:noescape
-func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap31AVX512(c *float32, x0 *float32)
 
-// ocannlMap32AVX512 runs a float32 pointwise kernel over 4096 elements: c = 64.
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 32768 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap32AVX512(c *float32)
+func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX512 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 4096 elements: c = 64.
 //
 //go:noescape
-func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap33AVX512(c *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap35AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap36AVX512 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap37AVX512(c *float32, x0 *float32)
+func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap38AVX512(c *float32, x0 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX512 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX512 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
 //
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap44AVX512(c *float32, x0 *float32)
+func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap45AVX512(c *float32, x0 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap46AVX512(c *float32, x0 *float32)
+func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,0).
 //
 //go:noescape
 func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
 //
 //go:noescape
 func ocannlMap48AVX512(c *float32, x0 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap50AVX512(c *float32, x0 *float32)
+
+// ocannlMap51AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 96 elements.
 //
@@ -501,105 +541,135 @@ func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=64 N=24 K=64 (6x16 tile); strides C 96,1 A 256,1 B 96,1.
+// ocannlGemm2AVX2 runs a float32 dot kernel, M=64 N=32 K=24 (3x3 tile); strides C 256,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 dot kernel, M=1024 N=48 K=96 (3x3 tile); strides C 384,1 A 96,1 B 1,96.
+// ocannlGemm3AVX2 runs a float32 dot kernel, M=32 N=32 K=24 (3x3 tile); strides C 256,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=128 N=96 K=384 (3x3 tile); strides C 96,1 A 384,1 B 1,384.
+// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=64 N=24 K=64 (6x16 tile); strides C 96,1 A 256,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot kernel, M=1024 N=16 K=96 (3x3 tile); strides C 128,1 A 96,1 B 1,96.
+// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=32 N=24 K=32 (6x16 tile); strides C 96,1 A 256,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=16 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,128 B 96,1.
+// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=32 N=24 K=64 (6x16 tile); strides C 96,1 A 256,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=128 N=96 K=128 (6x16 tile); strides C 96,1 A 128,1 B 96,1.
+// ocannlGemm7AVX2 runs a float32 dot kernel, M=1024 N=48 K=96 (3x3 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 broadcast kernel, M=96 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,96 B 384,1.
+// ocannlGemm8AVX2 runs a float32 dot kernel, M=128 N=96 K=384 (3x3 tile); strides C 96,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=128 N=384 K=96 (6x16 tile); strides C 384,1 A 96,1 B 384,1.
+// ocannlGemm9AVX2 runs a float32 dot kernel, M=1024 N=16 K=96 (3x3 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=48 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,384 B 96,1.
+// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=16 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,128 B 96,1.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=128 N=96 K=384 (6x16 tile); strides C 96,1 A 384,1 B 96,1.
+// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=128 N=96 K=128 (6x16 tile); strides C 96,1 A 128,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=96 N=24 K=1024 (6x16 tile); strides C 96,1 A 1,96 B 96,1.
+// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=96 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,96 B 384,1.
 //
 //go:noescape
 func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX2 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x16 tile); strides C 96,1 A 96,1 B 96,1.
+// ocannlGemm13AVX2 runs a float32 broadcast kernel, M=128 N=384 K=96 (6x16 tile); strides C 384,1 A 96,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX2 runs a float32 broadcast kernel, M=64 N=24 K=64 (6x16 tile); strides C 96,1 A 1,256 B 96,1.
+// ocannlGemm14AVX2 runs a float32 broadcast kernel, M=48 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,384 B 96,1.
 //
 //go:noescape
 func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX2 runs a float32 broadcast kernel, M=24 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,96 B 96,1.
+// ocannlGemm15AVX2 runs a float32 broadcast kernel, M=128 N=96 K=384 (6x16 tile); strides C 96,1 A 384,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x16 tile); strides C 96,1 A 96,1 B 96,1.
+// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=96 N=24 K=1024 (6x16 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX2 runs a float32 dot kernel, M=64 N=24 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
+// ocannlGemm17AVX2 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x16 tile); strides C 96,1 A 96,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX2 runs a float32 dot kernel, M=64 N=12 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
+// ocannlGemm18AVX2 runs a float32 broadcast kernel, M=64 N=24 K=64 (6x16 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX2 runs a float32 dot kernel, M=64 N=48 K=96 (3x3 tile); strides C 384,1 A 96,1 B 1,96.
+// ocannlGemm19AVX2 runs a float32 broadcast kernel, M=32 N=24 K=64 (6x16 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=64 N=12 K=384 (3x3 tile); strides C 96,1 A 384,1 B 1,384.
+// ocannlGemm20AVX2 runs a float32 broadcast kernel, M=32 N=24 K=32 (6x16 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=16 K=96 (3x3 tile); strides C 128,1 A 96,1 B 1,96.
+// ocannlGemm21AVX2 runs a float32 broadcast kernel, M=24 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm22AVX2 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x16 tile); strides C 96,1 A 96,1 B 96,1.
+//
+//go:noescape
+func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm23AVX2 runs a float32 dot kernel, M=64 N=24 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm24AVX2 runs a float32 dot kernel, M=64 N=12 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm24AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm25AVX2 runs a float32 dot kernel, M=64 N=48 K=96 (3x3 tile); strides C 384,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm26AVX2 runs a float32 dot kernel, M=64 N=12 K=384 (3x3 tile); strides C 96,1 A 384,1 B 1,384.
+//
+//go:noescape
+func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm27AVX2 runs a float32 dot kernel, M=64 N=16 K=96 (3x3 tile); strides C 128,1 A 96,1 B 1,96.
+//
+//go:noescape
+func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 768 elements: c = add(x0,x1).
 //
@@ -636,10 +706,10 @@ func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,div(x1,x2),0).
 //
 //go:noescape
-func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap8AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(x0,mul(x1,x2)).
 //
@@ -746,110 +816,120 @@ func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap28AVX2(c *float32, x0 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
 func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 64 elements: c += x0.
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap30AVX2(c *float32, x0 *float32)
+func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 32768 elements: c = add(mul(x0,x1),0).
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 64 elements: c += x0.
 //
 //go:noescape
-func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap31AVX2(c *float32, x0 *float32)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 4096 elements: c = 64.
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 32768 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap32AVX2(c *float32)
+func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 4096 elements: c = 64.
 //
 //go:noescape
-func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap33AVX2(c *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap35AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 64 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap37AVX2(c *float32, x0 *float32)
+func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap38AVX2(c *float32, x0 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 96 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 96 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 16384 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX2 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
+// ocannlMap43AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
 //
 //go:noescape
 func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap44AVX2(c *float32, x0 *float32)
+func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap46AVX2(c *float32, x0 *float32)
+func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,0).
 //
 //go:noescape
 func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
 //
 //go:noescape
 func ocannlMap48AVX2(c *float32, x0 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap50AVX2(c *float32, x0 *float32)
+
+// ocannlMap51AVX2 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 96 elements.
 //

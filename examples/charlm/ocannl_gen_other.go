@@ -122,6 +122,36 @@ func ocannlGemm21AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm21AVX512 called without assembly")
 }
 
+// ocannlGemm22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm22AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm22AVX512 called without assembly")
+}
+
+// ocannlGemm23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm23AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm23AVX512 called without assembly")
+}
+
+// ocannlGemm24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm24AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm24AVX512 called without assembly")
+}
+
+// ocannlGemm25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm25AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm25AVX512 called without assembly")
+}
+
+// ocannlGemm26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm26AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm26AVX512 called without assembly")
+}
+
+// ocannlGemm27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm27AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -152,7 +182,7 @@ func ocannlMap6AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
+func ocannlMap7AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
 }
 
@@ -252,20 +282,20 @@ func ocannlMap29AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
+func ocannlMap30AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
+}
 
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
-}
+func ocannlMap31AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
+func ocannlMap32AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
-}
+func ocannlMap33AVX512(c *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX512(c, x0, x1, x2 *float32) {
@@ -273,7 +303,7 @@ func ocannlMap34AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float32) {
+func ocannlMap35AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
@@ -283,12 +313,12 @@ func ocannlMap36AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
+func ocannlMap37AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
+}
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
-}
+func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX512(c, x0, x1 *float32) {
@@ -316,15 +346,17 @@ func ocannlMap43AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
-
-// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
+func ocannlMap44AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
 }
 
+// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
+
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
+func ocannlMap46AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
+}
 
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap47AVX512(c, x0, x1 *float32) {
@@ -337,6 +369,14 @@ func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 cal
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap49AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
+}
+
+// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap50AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
+
+// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -405,6 +445,24 @@ func ocannlGemm20AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm20AVX2 cal
 // ocannlGemm21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm21AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm21AVX2 called without assembly") }
 
+// ocannlGemm22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm22AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm22AVX2 called without assembly") }
+
+// ocannlGemm23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm23AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm23AVX2 called without assembly") }
+
+// ocannlGemm24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm24AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm24AVX2 called without assembly") }
+
+// ocannlGemm25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm25AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm25AVX2 called without assembly") }
+
+// ocannlGemm26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm26AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm26AVX2 called without assembly") }
+
+// ocannlGemm27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm27AVX2 called without assembly") }
+
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
@@ -431,7 +489,9 @@ func ocannlMap5AVX2(c, x0, x1, x2 *float32) {
 func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap7AVX2 called without assembly")
+}
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX2(c, x0, x1, x2 *float32) {
@@ -516,18 +576,16 @@ func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called 
 func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap33AVX2 called without assembly")
-}
+func ocannlMap33AVX2(c *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX2(c, x0, x1, x2 *float32) {
@@ -535,16 +593,18 @@ func ocannlMap34AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap35AVX2 called without assembly")
+}
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
@@ -562,13 +622,13 @@ func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 cal
 func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
@@ -578,6 +638,12 @@ func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called 
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+
+// ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+
+// ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

@@ -16508,6 +16508,8 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	_net.encoder_block#2.masked_attention#1/ex.1: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1/ex: 2,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#2.masked_attention#1/attn.1: 2,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#2.masked_attention#1/attn.2: 2,4 | 4 -> 2 (let, local)
+//	_num.3: 1 (number, constant)
 //	net.encoder_block#2.masked_attention#1/attn: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1/ctx: 2,4 | 2,4 (let, local)
 //	net.encoder_block#2.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock2MaskedAttention1WO)
@@ -16523,7 +16525,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	net.encoder_block#2.layer_norm#2/var: 2,4 | 1 (let, local)
 //	net.encoder_block#2.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock2LayerNorm2Gamma)
 //	_net.encoder_block#2.dense#1/x.1: 2,4 | 8 (let, local)
-//	_num.3: 1 (number, constant)
+//	_num.4: 1 (number, constant)
 //	_net.encoder_block#2.dense#1/x.2: 2,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1/x.3: 2,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1/x.4: 2,4 | 8 (let, local)
@@ -16549,7 +16551,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	net.encoder_block#1.layer_norm#1/var: 2,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#1.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm1Gamma)
 //	_net.encoder_block#1.masked_attention#1/x.1: 2,4 | 8 (let, local)
-//	_num.4: 1 (number, constant)
+//	_num.5: 1 (number, constant)
 //	_net.encoder_block#1.masked_attention#1/x.2: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1/x.3: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1/x.4: 2,4 | 8 (let, local)
@@ -16565,12 +16567,14 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	_dim_d.8: 1 (dim, constant)
 //	_net.encoder_block#1.masked_attention#1/scores.2: 1 (let, local)
 //	net.encoder_block#1.masked_attention#1/scores: 2,4 | 4 -> 2 (let, local)
-//	_num.5: 1 (number, constant)
+//	_num.6: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1/masked: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1/m: 2,4 | 1 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1/ex.1: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1/ex: 2,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1/attn.1: 2,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#1.masked_attention#1/attn.2: 2,4 | 4 -> 2 (let, local)
+//	_num.7: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1/attn: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1/ctx: 2,4 | 2,4 (let, local)
 //	net.encoder_block#1.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock1MaskedAttention1WO)
@@ -16586,7 +16590,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	net.encoder_block#1.layer_norm#2/var: 2,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm2Gamma)
 //	_net.encoder_block#1.dense#1/x.1: 2,4 | 8 (let, local)
-//	_num.6: 1 (number, constant)
+//	_num.8: 1 (number, constant)
 //	_net.encoder_block#1.dense#1/x.2: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1/x.3: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1/x.4: 2,4 | 8 (let, local)
@@ -16612,7 +16616,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	net.layer_norm#1/var: 2,4 | 1 (let, local)
 //	net.layer_norm#1.gamma: 8 (param, parameter pNetLayerNorm1Gamma)
 //	_net.linear#1/x.1: 2,4 | 8 (let, local)
-//	_num.7: 1 (number, constant)
+//	_num.9: 1 (number, constant)
 //	_net.linear#1/x.2: 2,4 | 1 (let, local)
 //	_net.linear#1/x.3: 2,4 | 1 (let, local)
 //	_net.linear#1/x.4: 2,4 | 8 (let, local)
@@ -16657,14 +16661,17 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	# init _num.2 (number)
 //	init _num.2: constant -1e+09
 //
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
 //	# init _dim_d.4 (dim)
 //	init _dim_d.4: constant 8
 //
 //	# init _dim_d.5 (dim)
 //	init _dim_d.5: constant 8
 //
-//	# init _num.3 (number)
-//	init _num.3: constant 1e-05
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
 //
 //	# init _dim_d.6 (dim)
 //	init _dim_d.6: constant 8
@@ -16672,14 +16679,17 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	# init _dim_d.7 (dim)
 //	init _dim_d.7: constant 8
 //
-//	# init _num.4 (number)
-//	init _num.4: constant 1e-05
+//	# init _num.5 (number)
+//	init _num.5: constant 1e-05
 //
 //	# init _dim_d.8 (dim)
 //	init _dim_d.8: constant 4
 //
-//	# init _num.5 (number)
-//	init _num.5: constant -1e+09
+//	# init _num.6 (number)
+//	init _num.6: constant -1e+09
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 0
 //
 //	# init _dim_d.9 (dim)
 //	init _dim_d.9: constant 8
@@ -16687,8 +16697,8 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	# init _dim_d.10 (dim)
 //	init _dim_d.10: constant 8
 //
-//	# init _num.6 (number)
-//	init _num.6: constant 1e-05
+//	# init _num.8 (number)
+//	init _num.8: constant 1e-05
 //
 //	# init _dim_d.11 (dim)
 //	init _dim_d.11: constant 8
@@ -16696,8 +16706,8 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	# init _dim_d.12 (dim)
 //	init _dim_d.12: constant 8
 //
-//	# init _num.7 (number)
-//	init _num.7: constant 1e-05
+//	# init _num.9 (number)
+//	init _num.9: constant 1e-05
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 8
@@ -16847,12 +16857,14 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      for i3 in 0..3:  # reduction
 //	        _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0] += net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1
+//	# _net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1
+//
+//	# net.encoder_block#2.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1/attn.2, _num.3, with _net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/attn[i0, i1, i2, i3] = net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0]
+//	        net.encoder_block#2.masked_attention#1/attn[i0, i1, i2, i3] = where(net/mask[i1, i3], net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
 //
 //	# net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v
 //	fill net.encoder_block#2.masked_attention#1/ctx with 0
@@ -16912,10 +16924,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# _net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered
 //
-//	# _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3
+//	# _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.4
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#2.dense#1/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#2/var[i0, i1, 0] + _num.3[0]
+//	    _net.encoder_block#2.dense#1/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#2/var[i0, i1, 0] + _num.4[0]
 //
 //	# _net.encoder_block#2.dense#1/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1/x.2
 //	for i0 in 0..1:
@@ -16996,10 +17008,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# _net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered
 //
-//	# _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4
+//	# _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.5
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#1.masked_attention#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#1/var[i0, i1, 0] + _num.4[0]
+//	    _net.encoder_block#1.masked_attention#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#1/var[i0, i1, 0] + _num.5[0]
 //
 //	# _net.encoder_block#1.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1/x.2
 //	for i0 in 0..1:
@@ -17055,12 +17067,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
 //
-//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.6, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
+//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.6[0])
 //
 //	# net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 //	fill net.encoder_block#1.masked_attention#1/m with -inf
@@ -17087,12 +17099,14 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      for i3 in 0..3:  # reduction
 //	        _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0] += net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1
+//	# _net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1
+//
+//	# net.encoder_block#1.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1/attn.2, _num.7, with _net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/attn[i0, i1, i2, i3] = net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0]
+//	        net.encoder_block#1.masked_attention#1/attn[i0, i1, i2, i3] = where(net/mask[i1, i3], net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0], _num.7[0])
 //
 //	# net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v
 //	fill net.encoder_block#1.masked_attention#1/ctx with 0
@@ -17152,10 +17166,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# _net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered
 //
-//	# _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6
+//	# _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.8
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#1.dense#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#2/var[i0, i1, 0] + _num.6[0]
+//	    _net.encoder_block#1.dense#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#2/var[i0, i1, 0] + _num.8[0]
 //
 //	# _net.encoder_block#1.dense#1/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1/x.2
 //	for i0 in 0..1:
@@ -17236,10 +17250,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 //
-//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.linear#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.7[0]
+//	    _net.linear#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.9[0]
 //
 //	# _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
 //	for i0 in 0..1:
@@ -17753,15 +17767,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1
+	// net.encoder_block#2.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1/attn.2, _num.3, with _net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
+			net_maskRow2 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_exRow3 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_attn_1V := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_attnRow := &net_encoder_block_2_masked_attention_1_attn[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_attnRow[i3] = net_encoder_block_2_masked_attention_1_exRow3[i3] / net_encoder_block_2_masked_attention_1_attn_1V
+					r3 := float64(0)
+					if net_maskRow2[i3] != 0 {
+						r3 = net_encoder_block_2_masked_attention_1_exRow3[i3] / net_encoder_block_2_masked_attention_1_attn_1V
+					}
+					net_encoder_block_2_masked_attention_1_attnRow[i3] = r3
 				}
 			}
 		}
@@ -17900,7 +17919,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3
+	// _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.4
 	for i0 := range 2 {
 		net_encoder_block_2_layer_norm_2_varRow2 := &net_encoder_block_2_layer_norm_2_var[i0]
 		net_encoder_block_2_dense_1_x_2Row := &net_encoder_block_2_dense_1_x_2[i0]
@@ -17959,11 +17978,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 			net_encoder_block_2_linear_1_x_1Row := &net_encoder_block_2_linear_1_x_1[i0][i1]
 			net_encoder_block_2_linear_1_xRow := &net_encoder_block_2_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r3 := net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
-				if !(r3 > 0) {
-					r3 = 0
+				r4 := net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
+				if !(r4 > 0) {
+					r4 = 0
 				}
-				net_encoder_block_2_linear_1_xRow[i2] = r3
+				net_encoder_block_2_linear_1_xRow[i2] = r4
 			}
 		}
 	}
@@ -18073,7 +18092,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4
+	// _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.5
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_1_varRow2 := &net_encoder_block_1_layer_norm_1_var[i0]
 		net_encoder_block_1_masked_attention_1_x_2Row := &net_encoder_block_1_masked_attention_1_x_2[i0]
@@ -18199,20 +18218,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
 	net_encoder_block_1_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+	// net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.6, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 	net_encoder_block_1_masked_attention_1_scores_2V := net_encoder_block_1_masked_attention_1_scores_2[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_maskRow2 := &net_mask[i1]
+			net_maskRow3 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_maskedRow := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
-					r4 := float64(-1e+09)
-					if net_maskRow2[i3] != 0 {
-						r4 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
+					r5 := float64(-1e+09)
+					if net_maskRow3[i3] != 0 {
+						r5 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
 					}
-					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r4
+					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r5
 				}
 			}
 		}
@@ -18281,15 +18300,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1
+	// net.encoder_block#1.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1/attn.2, _num.7, with _net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
+			net_maskRow4 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_exRow3 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_attn_1V := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_attnRow := &net_encoder_block_1_masked_attention_1_attn[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_attnRow[i3] = net_encoder_block_1_masked_attention_1_exRow3[i3] / net_encoder_block_1_masked_attention_1_attn_1V
+					r6 := float64(0)
+					if net_maskRow4[i3] != 0 {
+						r6 = net_encoder_block_1_masked_attention_1_exRow3[i3] / net_encoder_block_1_masked_attention_1_attn_1V
+					}
+					net_encoder_block_1_masked_attention_1_attnRow[i3] = r6
 				}
 			}
 		}
@@ -18428,7 +18452,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6
+	// _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.8
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_2_varRow2 := &net_encoder_block_1_layer_norm_2_var[i0]
 		net_encoder_block_1_dense_1_x_2Row := &net_encoder_block_1_dense_1_x_2[i0]
@@ -18487,11 +18511,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 			net_encoder_block_1_linear_1_x_1Row := &net_encoder_block_1_linear_1_x_1[i0][i1]
 			net_encoder_block_1_linear_1_xRow := &net_encoder_block_1_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r5 := net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
-				if !(r5 > 0) {
-					r5 = 0
+				r7 := net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
+				if !(r7 > 0) {
+					r7 = 0
 				}
-				net_encoder_block_1_linear_1_xRow[i2] = r5
+				net_encoder_block_1_linear_1_xRow[i2] = r7
 			}
 		}
 	}
@@ -18601,7 +18625,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 	for i0 := range 2 {
 		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
 		net_linear_1_x_2Row := &net_linear_1_x_2[i0]
@@ -18833,6 +18857,8 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_net.encoder_block#2.masked_attention#1/ex.1: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1/ex: 2,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#2.masked_attention#1/attn.1: 2,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#2.masked_attention#1/attn.2: 2,4 | 4 -> 2 (let, local)
+//	_num.3: 1 (number, constant)
 //	net.encoder_block#2.masked_attention#1/attn: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1/ctx: 2,4 | 2,4 (let, local)
 //	net.encoder_block#2.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock2MaskedAttention1WO)
@@ -18848,7 +18874,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	net.encoder_block#2.layer_norm#2/var: 2,4 | 1 (let, local)
 //	net.encoder_block#2.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock2LayerNorm2Gamma)
 //	_net.encoder_block#2.dense#1/x.1: 2,4 | 8 (let, local)
-//	_num.3: 1 (number, constant)
+//	_num.4: 1 (number, constant)
 //	_net.encoder_block#2.dense#1/x.2: 2,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1/x.3: 2,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1/x.4: 2,4 | 8 (let, local)
@@ -18874,7 +18900,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	net.encoder_block#1.layer_norm#1/var: 2,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#1.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm1Gamma)
 //	_net.encoder_block#1.masked_attention#1/x.1: 2,4 | 8 (let, local)
-//	_num.4: 1 (number, constant)
+//	_num.5: 1 (number, constant)
 //	_net.encoder_block#1.masked_attention#1/x.2: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1/x.3: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1/x.4: 2,4 | 8 (let, local)
@@ -18890,12 +18916,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_dim_d.8: 1 (dim, constant)
 //	_net.encoder_block#1.masked_attention#1/scores.2: 1 (let, local)
 //	net.encoder_block#1.masked_attention#1/scores: 2,4 | 4 -> 2 (let, local)
-//	_num.5: 1 (number, constant)
+//	_num.6: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1/masked: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1/m: 2,4 | 1 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1/ex.1: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1/ex: 2,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1/attn.1: 2,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#1.masked_attention#1/attn.2: 2,4 | 4 -> 2 (let, local)
+//	_num.7: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1/attn: 2,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1/ctx: 2,4 | 2,4 (let, local)
 //	net.encoder_block#1.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock1MaskedAttention1WO)
@@ -18911,7 +18939,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	net.encoder_block#1.layer_norm#2/var: 2,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm2Gamma)
 //	_net.encoder_block#1.dense#1/x.1: 2,4 | 8 (let, local)
-//	_num.6: 1 (number, constant)
+//	_num.8: 1 (number, constant)
 //	_net.encoder_block#1.dense#1/x.2: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1/x.3: 2,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1/x.4: 2,4 | 8 (let, local)
@@ -18937,7 +18965,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	net.layer_norm#1/var: 2,4 | 1 (let, local)
 //	net.layer_norm#1.gamma: 8 (param, parameter pNetLayerNorm1Gamma)
 //	_net.linear#1/x.1: 2,4 | 8 (let, local)
-//	_num.7: 1 (number, constant)
+//	_num.9: 1 (number, constant)
 //	_net.linear#1/x.2: 2,4 | 1 (let, local)
 //	_net.linear#1/x.3: 2,4 | 1 (let, local)
 //	_net.linear#1/x.4: 2,4 | 8 (let, local)
@@ -18988,6 +19016,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_net.encoder_block#2.masked_attention#1/ex.1.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#2.masked_attention#1/ex.grad: [2 4 2 4] (let, local)
 //	_net.encoder_block#2.masked_attention#1/attn.1.grad: [2 4 2 1] (let, local)
+//	_net.encoder_block#2.masked_attention#1/attn.2.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#2.masked_attention#1/attn.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#2.masked_attention#1/ctx.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#2.masked_attention#1.w_o.grad: [8 2 4] (let, output parameter gNetEncoderBlock2MaskedAttention1WO)
@@ -19042,6 +19071,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_net.encoder_block#1.masked_attention#1/ex.1.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#1.masked_attention#1/ex.grad: [2 4 2 4] (let, local)
 //	_net.encoder_block#1.masked_attention#1/attn.1.grad: [2 4 2 1] (let, local)
+//	_net.encoder_block#1.masked_attention#1/attn.2.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#1.masked_attention#1/attn.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#1.masked_attention#1/ctx.grad: [2 4 2 4] (let, local)
 //	net.encoder_block#1.masked_attention#1.w_o.grad: [8 2 4] (let, output parameter gNetEncoderBlock1MaskedAttention1WO)
@@ -19098,9 +19128,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //	_ordinals.1: [6] (literal, local)
-//	train.cross_entropy#1/m.argmax@102: [2 4 1] (let, local)
+//	train.cross_entropy#1/m.argmax@104: [2 4 1] (let, local)
 //	_ordinals.2: [4] (literal, local)
-//	net.encoder_block#1.masked_attention#1/m.argmax@64: [2 4 2 1] (let, local)
+//	net.encoder_block#1.masked_attention#1/m.argmax@65: [2 4 2 1] (let, local)
 //	net.encoder_block#2.masked_attention#1/m.argmax@21: [2 4 2 1] (let, local)
 //
 // Loop nests:
@@ -19126,14 +19156,17 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# init _num.2 (number)
 //	init _num.2: constant -1e+09
 //
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
 //	# init _dim_d.4 (dim)
 //	init _dim_d.4: constant 8
 //
 //	# init _dim_d.5 (dim)
 //	init _dim_d.5: constant 8
 //
-//	# init _num.3 (number)
-//	init _num.3: constant 1e-05
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
 //
 //	# init _dim_d.6 (dim)
 //	init _dim_d.6: constant 8
@@ -19141,14 +19174,17 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# init _dim_d.7 (dim)
 //	init _dim_d.7: constant 8
 //
-//	# init _num.4 (number)
-//	init _num.4: constant 1e-05
+//	# init _num.5 (number)
+//	init _num.5: constant 1e-05
 //
 //	# init _dim_d.8 (dim)
 //	init _dim_d.8: constant 4
 //
-//	# init _num.5 (number)
-//	init _num.5: constant -1e+09
+//	# init _num.6 (number)
+//	init _num.6: constant -1e+09
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 0
 //
 //	# init _dim_d.9 (dim)
 //	init _dim_d.9: constant 8
@@ -19156,8 +19192,8 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# init _dim_d.10 (dim)
 //	init _dim_d.10: constant 8
 //
-//	# init _num.6 (number)
-//	init _num.6: constant 1e-05
+//	# init _num.8 (number)
+//	init _num.8: constant 1e-05
 //
 //	# init _dim_d.11 (dim)
 //	init _dim_d.11: constant 8
@@ -19165,8 +19201,8 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# init _dim_d.12 (dim)
 //	init _dim_d.12: constant 8
 //
-//	# init _num.7 (number)
-//	init _num.7: constant 1e-05
+//	# init _num.9 (number)
+//	init _num.9: constant 1e-05
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 8
@@ -19326,12 +19362,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:  # reduction
 //	        _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0] += net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1
+//	# _net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1
+//
+//	# net.encoder_block#2.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1/attn.2, _num.3, with _net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/attn[i0, i1, i2, i3] = net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0]
+//	        net.encoder_block#2.masked_attention#1/attn[i0, i1, i2, i3] = where(net/mask[i1, i3], net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
 //
 //	# net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v
 //	fill net.encoder_block#2.masked_attention#1/ctx with 0
@@ -19395,10 +19433,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      _net.encoder_block#2.dense#1/x.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2.gamma[i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3
+//	# _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.4
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#2.dense#1/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#2/var[i0, i1, 0] + _num.3[0]
+//	    _net.encoder_block#2.dense#1/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#2/var[i0, i1, 0] + _num.4[0]
 //
 //	# _net.encoder_block#2.dense#1/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1/x.2
 //	for i0 in 0..1:
@@ -19483,10 +19521,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      _net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1.gamma[i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4
+//	# _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.5
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#1.masked_attention#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#1/var[i0, i1, 0] + _num.4[0]
+//	    _net.encoder_block#1.masked_attention#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#1/var[i0, i1, 0] + _num.5[0]
 //
 //	# _net.encoder_block#1.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1/x.2
 //	for i0 in 0..1:
@@ -19542,12 +19580,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //
 //	# net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2
 //
-//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+//	# net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.6, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.5[0])
+//	        net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0], _num.6[0])
 //
 //	# net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 //	fill net.encoder_block#1.masked_attention#1/m with -inf
@@ -19574,12 +19612,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:  # reduction
 //	        _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0] += net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1
+//	# _net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1
+//
+//	# net.encoder_block#1.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1/attn.2, _num.7, with _net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/attn[i0, i1, i2, i3] = net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0]
+//	        net.encoder_block#1.masked_attention#1/attn[i0, i1, i2, i3] = where(net/mask[i1, i3], net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0], _num.7[0])
 //
 //	# net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v
 //	fill net.encoder_block#1.masked_attention#1/ctx with 0
@@ -19643,10 +19683,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      _net.encoder_block#1.dense#1/x.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2.gamma[i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6
+//	# _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.8
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#1.dense#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#2/var[i0, i1, 0] + _num.6[0]
+//	    _net.encoder_block#1.dense#1/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#2/var[i0, i1, 0] + _num.8[0]
 //
 //	# _net.encoder_block#1.dense#1/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1/x.2
 //	for i0 in 0..1:
@@ -19731,10 +19771,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      _net.linear#1/x.1[i0, i1, i2] = net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net.linear#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.7[0]
+//	    _net.linear#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.9[0]
 //
 //	# _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
 //	for i0 in 0..1:
@@ -19841,6 +19881,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/ex.grad with 0
 //	fill _net.encoder_block#2.masked_attention#1/attn.1.grad with 0
+//	fill _net.encoder_block#2.masked_attention#1/attn.2.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/attn.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/ctx.grad with 0
 //	fill net.encoder_block#2.masked_attention#1.w_o.grad with 0
@@ -19884,6 +19925,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/ex.grad with 0
 //	fill _net.encoder_block#1.masked_attention#1/attn.1.grad with 0
+//	fill _net.encoder_block#1.masked_attention#1/attn.2.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/attn.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/ctx.grad with 0
 //	fill net.encoder_block#1.masked_attention#1.w_o.grad with 0
@@ -19928,309 +19970,309 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 111 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	# backprop of op 113 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
 //	_train.3.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 110 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	# backprop of op 112 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 109 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
+//	# backprop of op 111 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	# backprop of op 110 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
 //	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.2.grad[0]
 //
-//	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
+//	# backprop of op 109 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
-//	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	# backprop of op 109 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
 //	      _train.cross_entropy#1/logp.3.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
-//	# backprop of op 106 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	# backprop of op 108 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 105 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
+//	# backprop of op 107 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 104 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	# backprop of op 106 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
 //	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
+//	# backprop of op 105 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
-//	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	# backprop of op 105 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
 //	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
-//	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@102 = 6 (no winner yet)
-//	fill train.cross_entropy#1/m.argmax@102 with 6
+//	# backprop of op 104 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@104 = 6 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@104 with 6
 //
-//	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
+//	# backprop of op 104 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@104
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
-//	      train.cross_entropy#1/m.argmax@102[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 6)
+//	      train.cross_entropy#1/m.argmax@104[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 6)
 //
-//	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 104 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@102[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@104[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
+//	# backprop of op 103 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
-//	# backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	# backprop of op 103 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..5:
 //	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
-//	# backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	# backprop of op 102 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..5:
 //	      for i3 in 0..7:
 //	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
 //
-//	# backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+//	# backprop of op 102 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..7:
 //	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
-//	# backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad (the copy elided: _net.linear#1/x.4.grad reads net.linear#1/x.grad)
+//	# backprop of op 101 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad (the copy elided: _net.linear#1/x.4.grad reads net.linear#1/x.grad)
 //
-//	# backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+//	# backprop of op 101 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.layer_norm#1.beta.grad[i2] += net.linear#1/x.grad[i0, i1, i2]
 //
-//	# backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g1 =+ g / v2; g1 is _net.linear#1/x.1.grad
+//	# backprop of op 100 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g1 =+ g / v2; g1 is _net.linear#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      _net.linear#1/x.1.grad[i0, i1, i2] += net.linear#1/x.grad[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]
 //
-//	# backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
+//	# backprop of op 100 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      _net.linear#1/x.3.grad[i0, i1, 0] += net.linear#1/x.grad[i0, i1, i2] * neg(_net.linear#1/x.1[i0, i1, i2] / (_net.linear#1/x.3[i0, i1, 0] * _net.linear#1/x.3[i0, i1, 0]))
 //
-//	# backprop of op 97 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
+//	# backprop of op 99 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.linear#1/x.2.grad[i0, i1, 0] += _net.linear#1/x.3.grad[i0, i1, 0] / (2 * _net.linear#1/x.3[i0, i1, 0])
 //
-//	# backprop of op 96 (_net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7): g1 =+ g; g1 is net.layer_norm#1/var.grad
+//	# backprop of op 98 (_net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9): g1 =+ g; g1 is net.layer_norm#1/var.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    net.layer_norm#1/var.grad[i0, i1, 0] += _net.linear#1/x.2.grad[i0, i1, 0]
 //
-//	# backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
+//	# backprop of op 97 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.layer_norm#1.gamma.grad[i2] += _net.linear#1/x.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+//	# backprop of op 97 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1.gamma[i2] * _net.linear#1/x.1.grad[i0, i1, i2]
 //
-//	# backprop of op 94 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
+//	# backprop of op 96 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.12[0]
 //
-//	# backprop of op 93 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
+//	# backprop of op 95 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
-//	# backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+//	# backprop of op 94 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+//	# backprop of op 94 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
-//	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
+//	# backprop of op 93 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
-//	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
+//	# backprop of op 93 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      net.layer_norm#1/mean.grad[i0, i1, 0] -= net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 90 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
+//	# backprop of op 92 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.layer_norm#1/mean.1.grad[i0, i1, 0] += net.layer_norm#1/mean.grad[i0, i1, 0] / _dim_d.11[0]
 //
-//	# backprop of op 89 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
+//	# backprop of op 91 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad (the copy elided: net.encoder_block#1/x1.grad reads net/h2.grad)
+//	# backprop of op 90 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad (the copy elided: net.encoder_block#1/x1.grad reads net/h2.grad)
 //
-//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad (the copy elided: _net/h2.2.grad reads net/h2.grad)
+//	# backprop of op 90 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad (the copy elided: _net/h2.2.grad reads net/h2.grad)
 //
-//	# backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad (the copy elided: _net/h2.1.grad reads _net/h2.2.grad)
+//	# backprop of op 89 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad (the copy elided: _net/h2.1.grad reads _net/h2.2.grad)
 //
-//	# backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
+//	# backprop of op 89 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
+//	# backprop of op 88 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..15:
 //	        net.encoder_block#1.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#1.linear#1/x[i0, i1, i3]
 //
-//	# backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
+//	# backprop of op 88 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..15:
 //	        net.encoder_block#1.linear#1/x.grad[i0, i1, i3] += net.encoder_block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
+//	# backprop of op 87 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
 //	      _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.encoder_block#1.linear#1/x[i0, i1, i2], net.encoder_block#1.linear#1/x.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g1 =+ g; g1 is _net.encoder_block#1.linear#1/x.1.grad (the copy elided: _net.encoder_block#1.linear#1/x.1.grad reads _net.encoder_block#1.linear#1/x.2.grad)
+//	# backprop of op 86 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g1 =+ g; g1 is _net.encoder_block#1.linear#1/x.1.grad (the copy elided: _net.encoder_block#1.linear#1/x.1.grad reads _net.encoder_block#1.linear#1/x.2.grad)
 //
-//	# backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
+//	# backprop of op 86 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
 //	      net.encoder_block#1.dense#1.b.grad[i2] += _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
+//	# backprop of op 85 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
 //	      for i3 in 0..7:
 //	        net.encoder_block#1.dense#1.w.grad[i2, i3] += _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] * net.encoder_block#1.dense#1/x[i0, i1, i3]
 //
-//	# backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
+//	# backprop of op 85 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:  # reduction
 //	      for i3 in 0..7:
 //	        net.encoder_block#1.dense#1/x.grad[i0, i1, i3] += net.encoder_block#1.dense#1.w[i2, i3] * _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#1.dense#1/x.4.grad (the copy elided: _net.encoder_block#1.dense#1/x.4.grad reads net.encoder_block#1.dense#1/x.grad)
+//	# backprop of op 84 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#1.dense#1/x.4.grad (the copy elided: _net.encoder_block#1.dense#1/x.4.grad reads net.encoder_block#1.dense#1/x.grad)
 //
-//	# backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
+//	# backprop of op 84 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#2.beta.grad[i2] += net.encoder_block#1.dense#1/x.grad[i0, i1, i2]
 //
-//	# backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.dense#1/x.1.grad
+//	# backprop of op 83 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.dense#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      _net.encoder_block#1.dense#1/x.1.grad[i0, i1, i2] += net.encoder_block#1.dense#1/x.grad[i0, i1, i2] / _net.encoder_block#1.dense#1/x.3[i0, i1, 0]
 //
-//	# backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
+//	# backprop of op 83 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      _net.encoder_block#1.dense#1/x.3.grad[i0, i1, 0] += net.encoder_block#1.dense#1/x.grad[i0, i1, i2] * neg(_net.encoder_block#1.dense#1/x.1[i0, i1, i2] / (_net.encoder_block#1.dense#1/x.3[i0, i1, 0] * _net.encoder_block#1.dense#1/x.3[i0, i1, 0]))
 //
-//	# backprop of op 80 (_net.encoder_block#1.dense#1/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.dense#1/x.2.grad
+//	# backprop of op 82 (_net.encoder_block#1.dense#1/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.dense#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.dense#1/x.2.grad[i0, i1, 0] += _net.encoder_block#1.dense#1/x.3.grad[i0, i1, 0] / (2 * _net.encoder_block#1.dense#1/x.3[i0, i1, 0])
 //
-//	# backprop of op 79 (_net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6): g1 =+ g; g1 is net.encoder_block#1.layer_norm#2/var.grad
+//	# backprop of op 81 (_net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.8): g1 =+ g; g1 is net.encoder_block#1.layer_norm#2/var.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    net.encoder_block#1.layer_norm#2/var.grad[i0, i1, 0] += _net.encoder_block#1.dense#1/x.2.grad[i0, i1, 0]
 //
-//	# backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
+//	# backprop of op 80 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#2.gamma.grad[i2] += _net.encoder_block#1.dense#1/x.1.grad[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
+//	# backprop of op 80 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2.gamma[i2] * _net.encoder_block#1.dense#1/x.1.grad[i0, i1, i2]
 //
-//	# backprop of op 77 (net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/var.2.grad
+//	# backprop of op 79 (net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/var.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.10[0]
 //
-//	# backprop of op 76 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#2/var.1.grad reads _net.encoder_block#1.layer_norm#2/var.2.grad)
+//	# backprop of op 78 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#2/var.1.grad reads _net.encoder_block#1.layer_norm#2/var.2.grad)
 //
-//	# backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
+//	# backprop of op 77 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
+//	# backprop of op 77 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
-//	# backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#1/x1.grad
+//	# backprop of op 76 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#1/x1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
+//	# backprop of op 76 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      net.encoder_block#1.layer_norm#2/mean.grad[i0, i1, 0] -= net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 73 (net.encoder_block#1.layer_norm#2/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/mean.1.grad
+//	# backprop of op 75 (net.encoder_block#1.layer_norm#2/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/mean.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#2/mean.1.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#2/mean.grad[i0, i1, 0] / _dim_d.9[0]
 //
-//	# backprop of op 72 (_net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1): g1 =+ g; g1 is net.encoder_block#1/x1.grad
+//	# backprop of op 74 (_net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1): g1 =+ g; g1 is net.encoder_block#1/x1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad (the copy elided: net.encoder_block#1/x.grad reads net.encoder_block#1/x1.grad)
+//	# backprop of op 73 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad (the copy elided: net.encoder_block#1/x.grad reads net.encoder_block#1/x1.grad)
 //
-//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g2 =+ g; g2 is _net.encoder_block#1/x1.1.grad (the copy elided: _net.encoder_block#1/x1.1.grad reads net.encoder_block#1/x1.grad)
+//	# backprop of op 73 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g2 =+ g; g2 is _net.encoder_block#1/x1.1.grad (the copy elided: _net.encoder_block#1/x1.1.grad reads net.encoder_block#1/x1.grad)
 //
-//	# backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
+//	# backprop of op 72 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
@@ -20238,7 +20280,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#1.masked_attention#1/ctx[i0, i1, i3, i4]
 //
-//	# backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
+//	# backprop of op 72 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
@@ -20246,7 +20288,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#1.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 69 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/attn.grad
+//	# backprop of op 71 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/attn.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
@@ -20254,7 +20296,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#1.masked_attention#1/attn.grad[i0, i1, i2, i4] += net.encoder_block#1.masked_attention#1/ctx.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/v[i0, i4, i2, i3]
 //
-//	# backprop of op 69 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/v.grad
+//	# backprop of op 71 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/v.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..1:
@@ -20262,75 +20304,82 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#1.masked_attention#1/v.grad[i0, i4, i2, i3] += net.encoder_block#1.masked_attention#1/attn[i0, i1, i2, i4] * net.encoder_block#1.masked_attention#1/ctx.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#1.masked_attention#1/ex.grad
+//	# backprop of op 70 (net.encoder_block#1.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1/attn.2, _num.7): g2 =+ where(v1, g, 0); g2 is _net.encoder_block#1.masked_attention#1/attn.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1/attn.grad[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0]
+//	        _net.encoder_block#1.masked_attention#1/attn.2.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#1.masked_attention#1/attn.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
+//	# backprop of op 69 (_net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#1.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.encoder_block#1.masked_attention#1/attn.2.grad[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0]
+//
+//	# backprop of op 69 (_net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:  # reduction
-//	        _net.encoder_block#1.masked_attention#1/attn.1.grad[i0, i1, i2, 0] += net.encoder_block#1.masked_attention#1/attn.grad[i0, i1, i2, i3] * neg(net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] / (_net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0] * _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0]))
+//	        _net.encoder_block#1.masked_attention#1/attn.1.grad[i0, i1, i2, 0] += _net.encoder_block#1.masked_attention#1/attn.2.grad[i0, i1, i2, i3] * neg(net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3] / (_net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0] * _net.encoder_block#1.masked_attention#1/attn.1[i0, i1, i2, 0]))
 //
-//	# backprop of op 67 (_net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/ex.grad
+//	# backprop of op 68 (_net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/ex.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
 //	        net.encoder_block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.encoder_block#1.masked_attention#1/attn.1.grad[i0, i1, i2, 0]
 //
-//	# backprop of op 66 (net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.encoder_block#1.masked_attention#1/ex.1.grad
+//	# backprop of op 67 (net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.encoder_block#1.masked_attention#1/ex.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
 //	        _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad (the copy elided: net.encoder_block#1.masked_attention#1/masked.grad reads _net.encoder_block#1.masked_attention#1/ex.1.grad)
+//	# backprop of op 66 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad (the copy elided: net.encoder_block#1.masked_attention#1/masked.grad reads _net.encoder_block#1.masked_attention#1/ex.1.grad)
 //
-//	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
+//	# backprop of op 66 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:  # reduction
 //	        net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0] -= _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): net.encoder_block#1.masked_attention#1/m.argmax@64 = 4 (no winner yet)
-//	fill net.encoder_block#1.masked_attention#1/m.argmax@64 with 4
+//	# backprop of op 65 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): net.encoder_block#1.masked_attention#1/m.argmax@65 = 4 (no winner yet)
+//	fill net.encoder_block#1.masked_attention#1/m.argmax@65 with 4
 //
-//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
+//	# backprop of op 65 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@65
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:  # reduction
-//	        net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0] min= where(net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] == net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 4)
+//	        net.encoder_block#1.masked_attention#1/m.argmax@65[i0, i1, i2, 0] min= where(net.encoder_block#1.masked_attention#1/masked[i0, i1, i2, i3] == net.encoder_block#1.masked_attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 4)
 //
-//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
+//	# backprop of op 65 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#1.masked_attention#1/m.argmax@65[i0, i1, i2, 0], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
-//	# backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
+//	# backprop of op 64 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.6): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
 //	        net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 62 (net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/scores.1.grad
+//	# backprop of op 63 (net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/scores.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
 //	        _net.encoder_block#1.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1/scores.2[0]
 //
-//	# backprop of op 60 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/q.grad
+//	# backprop of op 61 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/q.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
@@ -20338,7 +20387,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#1.masked_attention#1/q.grad[i0, i1, i2, i4] += _net.encoder_block#1.masked_attention#1/scores.1.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/k[i0, i3, i2, i4]
 //
-//	# backprop of op 60 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/k.grad
+//	# backprop of op 61 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/k.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..1:
@@ -20346,7 +20395,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#1.masked_attention#1/k.grad[i0, i3, i2, i4] += net.encoder_block#1.masked_attention#1/q[i0, i1, i2, i4] * _net.encoder_block#1.masked_attention#1/scores.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_v.grad
+//	# backprop of op 60 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_v.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..1:
@@ -20354,7 +20403,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#1.masked_attention#1.w_v.grad[i2, i3, i4] += net.encoder_block#1.masked_attention#1/v.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/x[i0, i1, i4]
 //
-//	# backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
+//	# backprop of op 60 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:  # reduction
@@ -20362,7 +20411,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i4] += net.encoder_block#1.masked_attention#1.w_v[i2, i3, i4] * net.encoder_block#1.masked_attention#1/v.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_k.grad
+//	# backprop of op 59 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_k.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..1:
@@ -20370,7 +20419,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#1.masked_attention#1.w_k.grad[i2, i3, i4] += net.encoder_block#1.masked_attention#1/k.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/x[i0, i1, i4]
 //
-//	# backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
+//	# backprop of op 59 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:  # reduction
@@ -20378,7 +20427,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i4] += net.encoder_block#1.masked_attention#1.w_k[i2, i3, i4] * net.encoder_block#1.masked_attention#1/k.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_q.grad
+//	# backprop of op 58 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_q.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..1:
@@ -20386,7 +20435,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#1.masked_attention#1.w_q.grad[i2, i3, i4] += net.encoder_block#1.masked_attention#1/q.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/x[i0, i1, i4]
 //
-//	# backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
+//	# backprop of op 58 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:  # reduction
@@ -20394,233 +20443,233 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i4] += net.encoder_block#1.masked_attention#1.w_q[i2, i3, i4] * net.encoder_block#1.masked_attention#1/q.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#1.masked_attention#1/x.4.grad (the copy elided: _net.encoder_block#1.masked_attention#1/x.4.grad reads net.encoder_block#1.masked_attention#1/x.grad)
+//	# backprop of op 57 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#1.masked_attention#1/x.4.grad (the copy elided: _net.encoder_block#1.masked_attention#1/x.4.grad reads net.encoder_block#1.masked_attention#1/x.grad)
 //
-//	# backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
+//	# backprop of op 57 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#1.beta.grad[i2] += net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i2]
 //
-//	# backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/x.1.grad
+//	# backprop of op 56 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      _net.encoder_block#1.masked_attention#1/x.1.grad[i0, i1, i2] += net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i2] / _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]
 //
-//	# backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
+//	# backprop of op 56 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      _net.encoder_block#1.masked_attention#1/x.3.grad[i0, i1, 0] += net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i2] * neg(_net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] / (_net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0] * _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]))
 //
-//	# backprop of op 54 (_net.encoder_block#1.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.masked_attention#1/x.2.grad
+//	# backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.masked_attention#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.masked_attention#1/x.2.grad[i0, i1, 0] += _net.encoder_block#1.masked_attention#1/x.3.grad[i0, i1, 0] / (2 * _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0])
 //
-//	# backprop of op 53 (_net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4): g1 =+ g; g1 is net.encoder_block#1.layer_norm#1/var.grad
+//	# backprop of op 54 (_net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.5): g1 =+ g; g1 is net.encoder_block#1.layer_norm#1/var.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    net.encoder_block#1.layer_norm#1/var.grad[i0, i1, 0] += _net.encoder_block#1.masked_attention#1/x.2.grad[i0, i1, 0]
 //
-//	# backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
+//	# backprop of op 53 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#1.gamma.grad[i2] += _net.encoder_block#1.masked_attention#1/x.1.grad[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
+//	# backprop of op 53 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1.gamma[i2] * _net.encoder_block#1.masked_attention#1/x.1.grad[i0, i1, i2]
 //
-//	# backprop of op 51 (net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/var.2.grad
+//	# backprop of op 52 (net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/var.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.7[0]
 //
-//	# backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#1/var.1.grad reads _net.encoder_block#1.layer_norm#1/var.2.grad)
+//	# backprop of op 51 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#1/var.1.grad reads _net.encoder_block#1.layer_norm#1/var.2.grad)
 //
-//	# backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
+//	# backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
+//	# backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
-//	# backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.encoder_block#1/x.grad
+//	# backprop of op 49 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.encoder_block#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
+//	# backprop of op 49 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      net.encoder_block#1.layer_norm#1/mean.grad[i0, i1, 0] -= net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 47 (net.encoder_block#1.layer_norm#1/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/mean.1.grad
+//	# backprop of op 48 (net.encoder_block#1.layer_norm#1/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/mean.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#1/mean.1.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#1/mean.grad[i0, i1, 0] / _dim_d.6[0]
 //
-//	# backprop of op 46 (_net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x): g1 =+ g; g1 is net.encoder_block#1/x.grad
+//	# backprop of op 47 (_net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x): g1 =+ g; g1 is net.encoder_block#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad (the copy elided: net.encoder_block#2/x1.grad reads net.encoder_block#1/x.grad)
+//	# backprop of op 46 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad (the copy elided: net.encoder_block#2/x1.grad reads net.encoder_block#1/x.grad)
 //
-//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g2 =+ g; g2 is _net.encoder_block#1/x.2.grad (the copy elided: _net.encoder_block#1/x.2.grad reads net.encoder_block#1/x.grad)
+//	# backprop of op 46 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g2 =+ g; g2 is _net.encoder_block#1/x.2.grad (the copy elided: _net.encoder_block#1/x.2.grad reads net.encoder_block#1/x.grad)
 //
-//	# backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g1 =+ g; g1 is _net.encoder_block#1/x.1.grad (the copy elided: _net.encoder_block#1/x.1.grad reads _net.encoder_block#1/x.2.grad)
+//	# backprop of op 45 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g1 =+ g; g1 is _net.encoder_block#1/x.1.grad (the copy elided: _net.encoder_block#1/x.1.grad reads _net.encoder_block#1/x.2.grad)
 //
-//	# backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
+//	# backprop of op 45 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#2.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
+//	# backprop of op 44 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..15:
 //	        net.encoder_block#2.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#2.linear#1/x[i0, i1, i3]
 //
-//	# backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
+//	# backprop of op 44 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..15:
 //	        net.encoder_block#2.linear#1/x.grad[i0, i1, i3] += net.encoder_block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
+//	# backprop of op 43 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
 //	      _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.encoder_block#2.linear#1/x[i0, i1, i2], net.encoder_block#2.linear#1/x.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g1 =+ g; g1 is _net.encoder_block#2.linear#1/x.1.grad (the copy elided: _net.encoder_block#2.linear#1/x.1.grad reads _net.encoder_block#2.linear#1/x.2.grad)
+//	# backprop of op 42 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g1 =+ g; g1 is _net.encoder_block#2.linear#1/x.1.grad (the copy elided: _net.encoder_block#2.linear#1/x.1.grad reads _net.encoder_block#2.linear#1/x.2.grad)
 //
-//	# backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
+//	# backprop of op 42 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
 //	      net.encoder_block#2.dense#1.b.grad[i2] += _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
+//	# backprop of op 41 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
 //	      for i3 in 0..7:
 //	        net.encoder_block#2.dense#1.w.grad[i2, i3] += _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] * net.encoder_block#2.dense#1/x[i0, i1, i3]
 //
-//	# backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
+//	# backprop of op 41 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:  # reduction
 //	      for i3 in 0..7:
 //	        net.encoder_block#2.dense#1/x.grad[i0, i1, i3] += net.encoder_block#2.dense#1.w[i2, i3] * _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#2.dense#1/x.4.grad (the copy elided: _net.encoder_block#2.dense#1/x.4.grad reads net.encoder_block#2.dense#1/x.grad)
+//	# backprop of op 40 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#2.dense#1/x.4.grad (the copy elided: _net.encoder_block#2.dense#1/x.4.grad reads net.encoder_block#2.dense#1/x.grad)
 //
-//	# backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
+//	# backprop of op 40 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#2.layer_norm#2.beta.grad[i2] += net.encoder_block#2.dense#1/x.grad[i0, i1, i2]
 //
-//	# backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#2.dense#1/x.1.grad
+//	# backprop of op 39 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#2.dense#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      _net.encoder_block#2.dense#1/x.1.grad[i0, i1, i2] += net.encoder_block#2.dense#1/x.grad[i0, i1, i2] / _net.encoder_block#2.dense#1/x.3[i0, i1, 0]
 //
-//	# backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
+//	# backprop of op 39 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      _net.encoder_block#2.dense#1/x.3.grad[i0, i1, 0] += net.encoder_block#2.dense#1/x.grad[i0, i1, i2] * neg(_net.encoder_block#2.dense#1/x.1[i0, i1, i2] / (_net.encoder_block#2.dense#1/x.3[i0, i1, 0] * _net.encoder_block#2.dense#1/x.3[i0, i1, 0]))
 //
-//	# backprop of op 37 (_net.encoder_block#2.dense#1/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#2.dense#1/x.2.grad
+//	# backprop of op 38 (_net.encoder_block#2.dense#1/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#2.dense#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.dense#1/x.2.grad[i0, i1, 0] += _net.encoder_block#2.dense#1/x.3.grad[i0, i1, 0] / (2 * _net.encoder_block#2.dense#1/x.3[i0, i1, 0])
 //
-//	# backprop of op 36 (_net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3): g1 =+ g; g1 is net.encoder_block#2.layer_norm#2/var.grad
+//	# backprop of op 37 (_net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.4): g1 =+ g; g1 is net.encoder_block#2.layer_norm#2/var.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    net.encoder_block#2.layer_norm#2/var.grad[i0, i1, 0] += _net.encoder_block#2.dense#1/x.2.grad[i0, i1, 0]
 //
-//	# backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
+//	# backprop of op 36 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      net.encoder_block#2.layer_norm#2.gamma.grad[i2] += _net.encoder_block#2.dense#1/x.1.grad[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
+//	# backprop of op 36 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2.gamma[i2] * _net.encoder_block#2.dense#1/x.1.grad[i0, i1, i2]
 //
-//	# backprop of op 34 (net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/var.2.grad
+//	# backprop of op 35 (net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/var.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0] += net.encoder_block#2.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#2.layer_norm#2/var.1.grad reads _net.encoder_block#2.layer_norm#2/var.2.grad)
+//	# backprop of op 34 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#2.layer_norm#2/var.1.grad reads _net.encoder_block#2.layer_norm#2/var.2.grad)
 //
-//	# backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
+//	# backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
+//	# backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0]
 //
-//	# backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#2/x1.grad
+//	# backprop of op 32 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#2/x1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
+//	# backprop of op 32 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      net.encoder_block#2.layer_norm#2/mean.grad[i0, i1, 0] -= net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 30 (net.encoder_block#2.layer_norm#2/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/mean.1.grad
+//	# backprop of op 31 (net.encoder_block#2.layer_norm#2/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/mean.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.layer_norm#2/mean.1.grad[i0, i1, 0] += net.encoder_block#2.layer_norm#2/mean.grad[i0, i1, 0] / _dim_d.4[0]
 //
-//	# backprop of op 29 (_net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1): g1 =+ g; g1 is net.encoder_block#2/x1.grad
+//	# backprop of op 30 (_net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1): g1 =+ g; g1 is net.encoder_block#2/x1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad (the copy elided: net/h.grad reads net.encoder_block#2/x1.grad)
+//	# backprop of op 29 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad (the copy elided: net/h.grad reads net.encoder_block#2/x1.grad)
 //
-//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g2 =+ g; g2 is _net.encoder_block#2/x1.1.grad (the copy elided: _net.encoder_block#2/x1.1.grad reads net.encoder_block#2/x1.grad)
+//	# backprop of op 29 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g2 =+ g; g2 is _net.encoder_block#2/x1.1.grad (the copy elided: _net.encoder_block#2/x1.1.grad reads net.encoder_block#2/x1.grad)
 //
-//	# backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
+//	# backprop of op 28 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
@@ -20628,7 +20677,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#2.masked_attention#1/ctx[i0, i1, i3, i4]
 //
-//	# backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
+//	# backprop of op 28 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
@@ -20636,7 +20685,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#2.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 26 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1/attn.grad
+//	# backprop of op 27 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1/attn.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
@@ -20644,7 +20693,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#2.masked_attention#1/attn.grad[i0, i1, i2, i4] += net.encoder_block#2.masked_attention#1/ctx.grad[i0, i1, i2, i3] * net.encoder_block#2.masked_attention#1/v[i0, i4, i2, i3]
 //
-//	# backprop of op 26 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/v.grad
+//	# backprop of op 27 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/v.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..1:
@@ -20652,19 +20701,26 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..3:
 //	          net.encoder_block#2.masked_attention#1/v.grad[i0, i4, i2, i3] += net.encoder_block#2.masked_attention#1/attn[i0, i1, i2, i4] * net.encoder_block#2.masked_attention#1/ctx.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#2.masked_attention#1/ex.grad
+//	# backprop of op 26 (net.encoder_block#2.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.encoder_block#2.masked_attention#1/attn.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/ex.grad[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1/attn.grad[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0]
+//	        _net.encoder_block#2.masked_attention#1/attn.2.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#2.masked_attention#1/attn.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
+//	# backprop of op 25 (_net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#2.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#2.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.encoder_block#2.masked_attention#1/attn.2.grad[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0]
+//
+//	# backprop of op 25 (_net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:  # reduction
-//	        _net.encoder_block#2.masked_attention#1/attn.1.grad[i0, i1, i2, 0] += net.encoder_block#2.masked_attention#1/attn.grad[i0, i1, i2, i3] * neg(net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] / (_net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0] * _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0]))
+//	        _net.encoder_block#2.masked_attention#1/attn.1.grad[i0, i1, i2, 0] += _net.encoder_block#2.masked_attention#1/attn.2.grad[i0, i1, i2, i3] * neg(net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3] / (_net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0] * _net.encoder_block#2.masked_attention#1/attn.1[i0, i1, i2, 0]))
 //
 //	# backprop of op 24 (_net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex): g1 =+ g; g1 is net.encoder_block#2.masked_attention#1/ex.grad
 //	for i0 in 0..1:
@@ -20995,6 +21051,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_masked_attention_1_ex_1_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ex_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_attn_1_grad [2][4][2][1]float64
+	var net_encoder_block_2_masked_attention_1_attn_2_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_attn_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ctx_grad [2][4][2][4]float64
 	var net_encoder_block_2_layer_norm_2_mean_1_grad [2][4][1]float64
@@ -21026,6 +21083,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_masked_attention_1_ex_1_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ex_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_attn_1_grad [2][4][2][1]float64
+	var net_encoder_block_1_masked_attention_1_attn_2_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_attn_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ctx_grad [2][4][2][4]float64
 	var net_encoder_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
@@ -21056,9 +21114,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var train_3_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [6]float64
-	var train_cross_entropy_1_m_argmax_102 [2][4][1]float64
+	var train_cross_entropy_1_m_argmax_104 [2][4][1]float64
 	var ordinals_2 [4]float64
-	var net_encoder_block_1_masked_attention_1_m_argmax_64 [2][4][2][1]float64
+	var net_encoder_block_1_masked_attention_1_m_argmax_65 [2][4][2][1]float64
 	var net_encoder_block_2_masked_attention_1_m_argmax_21 [2][4][2][1]float64
 
 	// init net/mask (literal)
@@ -21421,15 +21479,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1
+	// net.encoder_block#2.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1/attn.2, _num.3, with _net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
+			net_maskRow2 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_exRow3 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_attn_1V := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_attnRow := &net_encoder_block_2_masked_attention_1_attn[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_attnRow[i3] = net_encoder_block_2_masked_attention_1_exRow3[i3] / net_encoder_block_2_masked_attention_1_attn_1V
+					r3 := float64(0)
+					if net_maskRow2[i3] != 0 {
+						r3 = net_encoder_block_2_masked_attention_1_exRow3[i3] / net_encoder_block_2_masked_attention_1_attn_1V
+					}
+					net_encoder_block_2_masked_attention_1_attnRow[i3] = r3
 				}
 			}
 		}
@@ -21579,7 +21642,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3
+	// _net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.4
 	for i0 := range 2 {
 		net_encoder_block_2_layer_norm_2_varRow2 := &net_encoder_block_2_layer_norm_2_var[i0]
 		net_encoder_block_2_dense_1_x_2Row := &net_encoder_block_2_dense_1_x_2[i0]
@@ -21638,11 +21701,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_2_linear_1_x_1Row := &net_encoder_block_2_linear_1_x_1[i0][i1]
 			net_encoder_block_2_linear_1_xRow := &net_encoder_block_2_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r3 := net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
-				if !(r3 > 0) {
-					r3 = 0
+				r4 := net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
+				if !(r4 > 0) {
+					r4 = 0
 				}
-				net_encoder_block_2_linear_1_xRow[i2] = r3
+				net_encoder_block_2_linear_1_xRow[i2] = r4
 			}
 		}
 	}
@@ -21763,7 +21826,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4
+	// _net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.5
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_1_varRow2 := &net_encoder_block_1_layer_norm_1_var[i0]
 		net_encoder_block_1_masked_attention_1_x_2Row := &net_encoder_block_1_masked_attention_1_x_2[i0]
@@ -21889,20 +21952,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
 	net_encoder_block_1_masked_attention_1_scores_2[0] = 2
 
-	// net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
+	// net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.6, with net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2 fused
 	net_encoder_block_1_masked_attention_1_scores_2V := net_encoder_block_1_masked_attention_1_scores_2[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_maskRow2 := &net_mask[i1]
+			net_maskRow3 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_scores_1Row := &net_encoder_block_1_masked_attention_1_scores_1[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_maskedRow := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
 				for i3 := range 4 {
-					r4 := float64(-1e+09)
-					if net_maskRow2[i3] != 0 {
-						r4 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
+					r5 := float64(-1e+09)
+					if net_maskRow3[i3] != 0 {
+						r5 = net_encoder_block_1_masked_attention_1_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_scores_2V
 					}
-					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r4
+					net_encoder_block_1_masked_attention_1_maskedRow[i3] = r5
 				}
 			}
 		}
@@ -21971,15 +22034,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1
+	// net.encoder_block#1.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1/attn.2, _num.7, with _net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
+			net_maskRow4 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_exRow3 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_attn_1V := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_attnRow := &net_encoder_block_1_masked_attention_1_attn[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_attnRow[i3] = net_encoder_block_1_masked_attention_1_exRow3[i3] / net_encoder_block_1_masked_attention_1_attn_1V
+					r6 := float64(0)
+					if net_maskRow4[i3] != 0 {
+						r6 = net_encoder_block_1_masked_attention_1_exRow3[i3] / net_encoder_block_1_masked_attention_1_attn_1V
+					}
+					net_encoder_block_1_masked_attention_1_attnRow[i3] = r6
 				}
 			}
 		}
@@ -22129,7 +22197,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6
+	// _net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.8
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_2_varRow2 := &net_encoder_block_1_layer_norm_2_var[i0]
 		net_encoder_block_1_dense_1_x_2Row := &net_encoder_block_1_dense_1_x_2[i0]
@@ -22188,11 +22256,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			net_encoder_block_1_linear_1_x_1Row := &net_encoder_block_1_linear_1_x_1[i0][i1]
 			net_encoder_block_1_linear_1_xRow := &net_encoder_block_1_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r5 := net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
-				if !(r5 > 0) {
-					r5 = 0
+				r7 := net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
+				if !(r7 > 0) {
+					r7 = 0
 				}
-				net_encoder_block_1_linear_1_xRow[i2] = r5
+				net_encoder_block_1_linear_1_xRow[i2] = r7
 			}
 		}
 	}
@@ -22313,7 +22381,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 	for i0 := range 2 {
 		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
 		net_linear_1_x_2Row := &net_linear_1_x_2[i0]
@@ -22520,13 +22588,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 111 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	// backprop of op 113 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
 	train_3_grad[0] += -train_grad[0]
 
-	// backprop of op 110 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	// backprop of op 112 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// backprop of op 110 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -22538,7 +22606,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// backprop of op 109 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce46AVX512(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
@@ -22558,7 +22626,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 106 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	// backprop of op 108 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
 		train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
@@ -22568,7 +22636,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 104 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// backprop of op 106 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
@@ -22580,7 +22648,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// backprop of op 105 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce46AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
@@ -22600,63 +22668,63 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@102 = 6 (no winner yet)
+	// backprop of op 104 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@104 = 6 (no winner yet)
 	for j := range 2 {
 		for j2 := range 4 {
-			train_cross_entropy_1_m_argmax_102[j][j2][0] = 6
+			train_cross_entropy_1_m_argmax_104[j][j2][0] = 6
 		}
 	}
 
-	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
+	// backprop of op 104 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@104
 	// float64 along-rows min reduction kernel, 8 rows of 6 elements into 8 cells (c = c min where(eq(x0,x1),x2,6)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce47AVX512(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+		ocannlReduce47AVX512(&train_cross_entropy_1_m_argmax_104[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce47AVX2(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+		ocannlReduce47AVX2(&train_cross_entropy_1_m_argmax_104[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
 				train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
 				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
-				acc38 := train_cross_entropy_1_m_argmax_102[i0][i1][0]
+				acc38 := train_cross_entropy_1_m_argmax_104[i0][i1][0]
 				for i2 := range 6 {
-					var r6 float64
+					var r8 float64
 					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-						r6 = 1
+						r8 = 1
 					}
-					r7 := float64(6)
-					if r6 != 0 {
-						r7 = ordinals_1[i2]
+					r9 := float64(6)
+					if r8 != 0 {
+						r9 = ordinals_1[i2]
 					}
-					acc38 = min(acc38, r7)
+					acc38 = min(acc38, r9)
 				}
-				train_cross_entropy_1_m_argmax_102[i0][i1][0] = acc38
+				train_cross_entropy_1_m_argmax_104[i0][i1][0] = acc38
 			}
 		}
 	}
 
-	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 104 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			train_cross_entropy_1_m_argmax_102V := train_cross_entropy_1_m_argmax_102[i0][i1][0]
+			train_cross_entropy_1_m_argmax_104V := train_cross_entropy_1_m_argmax_104[i0][i1][0]
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 			train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
-				var r8 float64
-				if ordinals_1[i2] == train_cross_entropy_1_m_argmax_102V {
-					r8 = 1
+				var r10 float64
+				if ordinals_1[i2] == train_cross_entropy_1_m_argmax_104V {
+					r10 = 1
 				}
-				r9 := float64(0)
-				if r8 != 0 {
-					r9 = train_cross_entropy_1_m_gradV
+				r11 := float64(0)
+				if r10 != 0 {
+					r11 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logp_gradRow5[i2] += r9
+				train_cross_entropy_1_logp_gradRow5[i2] += r11
 			}
 		}
 	}
 
-	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// backprop of op 103 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce48AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
@@ -22680,7 +22748,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// backprop of op 102 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
@@ -22705,7 +22773,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	// backprop of op 102 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// float64 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
@@ -22753,7 +22821,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+	// backprop of op 101 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce51AVX512(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
@@ -22777,7 +22845,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g1 =+ g / v2; g1 is _net.linear#1/x.1.grad
+	// backprop of op 100 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g1 =+ g / v2; g1 is _net.linear#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_linear_1_x_gradRow6 := &net_linear_1_x_grad[i0][i1]
@@ -22789,7 +22857,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
+	// backprop of op 100 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce52AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
@@ -22811,7 +22879,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 97 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
+	// backprop of op 99 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
 	for i0 := range 2 {
 		net_linear_1_x_3_gradRow := &net_linear_1_x_3_grad[i0]
 		net_linear_1_x_3Row2 := &net_linear_1_x_3[i0]
@@ -22821,7 +22889,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 96 (_net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7): g1 =+ g; g1 is net.layer_norm#1/var.grad
+	// backprop of op 98 (_net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	for i0 := range 2 {
 		net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0]
 		net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
@@ -22830,7 +22898,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
+	// backprop of op 97 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce53AVX512(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
@@ -22858,7 +22926,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	// backprop of op 97 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_linear_1_x_1_gradRow6 := &net_linear_1_x_1_grad[i0][i1]
@@ -22869,7 +22937,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 94 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
+	// backprop of op 96 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	for i0 := range 2 {
 		net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
 		net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
@@ -22878,7 +22946,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// backprop of op 94 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
@@ -22890,7 +22958,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	// backprop of op 94 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
@@ -22902,7 +22970,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
+	// backprop of op 93 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce54AVX512(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
@@ -22922,7 +22990,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 90 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
+	// backprop of op 92 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 2 {
 		net_layer_norm_1_mean_gradRow := &net_layer_norm_1_mean_grad[i0]
 		net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
@@ -22931,7 +22999,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 89 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
+	// backprop of op 91 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
@@ -22942,7 +23010,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
+	// backprop of op 89 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce51AVX512(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
@@ -22966,7 +23034,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
+	// backprop of op 88 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm26AVX512(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
@@ -22988,7 +23056,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
+	// backprop of op 88 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm27AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
@@ -23021,27 +23089,27 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
+	// backprop of op 87 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_linear_1_xRow4 := &net_encoder_block_1_linear_1_x[i0][i1]
 			net_encoder_block_1_linear_1_x_gradRow2 := &net_encoder_block_1_linear_1_x_grad[i0][i1]
 			net_encoder_block_1_linear_1_x_2_gradRow := &net_encoder_block_1_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
-				var r10 float64
+				var r12 float64
 				if 0 < net_encoder_block_1_linear_1_xRow4[i2] {
-					r10 = 1
+					r12 = 1
 				}
-				r11 := float64(0)
-				if r10 != 0 {
-					r11 = net_encoder_block_1_linear_1_x_gradRow2[i2]
+				r13 := float64(0)
+				if r12 != 0 {
+					r13 = net_encoder_block_1_linear_1_x_gradRow2[i2]
 				}
-				net_encoder_block_1_linear_1_x_2_gradRow[i2] += r11
+				net_encoder_block_1_linear_1_x_2_gradRow[i2] += r13
 			}
 		}
 	}
 
-	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
+	// backprop of op 86 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce55AVX512(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
@@ -23065,7 +23133,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
+	// backprop of op 85 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm28AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
@@ -23087,7 +23155,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
+	// backprop of op 85 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm29AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
@@ -23120,7 +23188,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
+	// backprop of op 84 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
@@ -23144,7 +23212,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.dense#1/x.1.grad
+	// backprop of op 83 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.dense#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_dense_1_x_gradRow6 := &net_encoder_block_1_dense_1_x_grad[i0][i1]
@@ -23156,7 +23224,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
+	// backprop of op 83 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce52AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
@@ -23178,7 +23246,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 80 (_net.encoder_block#1.dense#1/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.dense#1/x.2.grad
+	// backprop of op 82 (_net.encoder_block#1.dense#1/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.dense#1/x.2.grad
 	for i0 := range 2 {
 		net_encoder_block_1_dense_1_x_3_gradRow := &net_encoder_block_1_dense_1_x_3_grad[i0]
 		net_encoder_block_1_dense_1_x_3Row2 := &net_encoder_block_1_dense_1_x_3[i0]
@@ -23188,7 +23256,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 79 (_net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.6): g1 =+ g; g1 is net.encoder_block#1.layer_norm#2/var.grad
+	// backprop of op 81 (_net.encoder_block#1.dense#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2/var, _num.8): g1 =+ g; g1 is net.encoder_block#1.layer_norm#2/var.grad
 	for i0 := range 2 {
 		net_encoder_block_1_dense_1_x_2_gradRow2 := &net_encoder_block_1_dense_1_x_2_grad[i0]
 		net_encoder_block_1_layer_norm_2_var_gradRow := &net_encoder_block_1_layer_norm_2_var_grad[i0]
@@ -23197,7 +23265,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
+	// backprop of op 80 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce53AVX512(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
@@ -23225,7 +23293,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
+	// backprop of op 80 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_dense_1_x_1_gradRow6 := &net_encoder_block_1_dense_1_x_1_grad[i0][i1]
@@ -23236,7 +23304,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 77 (net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/var.2.grad
+	// backprop of op 79 (net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/var.2.grad
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_2_var_gradRow2 := &net_encoder_block_1_layer_norm_2_var_grad[i0]
 		net_encoder_block_1_layer_norm_2_var_2_gradRow := &net_encoder_block_1_layer_norm_2_var_2_grad[i0]
@@ -23245,7 +23313,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
+	// backprop of op 77 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_var_2_gradV := net_encoder_block_1_layer_norm_2_var_2_grad[i0][i1][0]
@@ -23257,7 +23325,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
+	// backprop of op 77 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_centeredRow9 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
@@ -23269,7 +23337,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#1/x1.grad
+	// backprop of op 76 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#1/x1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_centered_gradRow4 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
@@ -23280,7 +23348,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
+	// backprop of op 76 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce54AVX512(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
@@ -23300,7 +23368,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 73 (net.encoder_block#1.layer_norm#2/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/mean.1.grad
+	// backprop of op 75 (net.encoder_block#1.layer_norm#2/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#2/mean.1.grad
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_2_mean_gradRow := &net_encoder_block_1_layer_norm_2_mean_grad[i0]
 		net_encoder_block_1_layer_norm_2_mean_1_gradRow := &net_encoder_block_1_layer_norm_2_mean_1_grad[i0]
@@ -23309,7 +23377,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 72 (_net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1): g1 =+ g; g1 is net.encoder_block#1/x1.grad
+	// backprop of op 74 (_net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1): g1 =+ g; g1 is net.encoder_block#1/x1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_mean_1_gradV := net_encoder_block_1_layer_norm_2_mean_1_grad[i0][i1][0]
@@ -23320,7 +23388,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
+	// backprop of op 72 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
@@ -23344,7 +23412,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
+	// backprop of op 72 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm31AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
@@ -23367,7 +23435,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 69 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/attn.grad
+	// backprop of op 71 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/attn.grad
 	// i3 unrolled and jammed into i4.
 	for i0 := range 2 {
 		net_encoder_block_1_masked_attention_1_vRow5 := &net_encoder_block_1_masked_attention_1_v[i0]
@@ -23390,7 +23458,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 69 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/v.grad
+	// backprop of op 71 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/v.grad
 	for i0 := range 2 {
 		net_encoder_block_1_masked_attention_1_v_gradRow := &net_encoder_block_1_masked_attention_1_v_grad[i0]
 		for i1 := range 4 {
@@ -23406,37 +23474,55 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#1.masked_attention#1/ex.grad
+	// backprop of op 70 (net.encoder_block#1.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1/attn.2, _num.7): g2 =+ where(v1, g, 0); g2 is _net.encoder_block#1.masked_attention#1/attn.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
+			net_maskRow5 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_attn_gradRow2 := &net_encoder_block_1_masked_attention_1_attn_grad[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_attn_1V2 := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
-				net_encoder_block_1_masked_attention_1_ex_gradRow := &net_encoder_block_1_masked_attention_1_ex_grad[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_attn_2_gradRow := &net_encoder_block_1_masked_attention_1_attn_2_grad[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_ex_gradRow[i3] += net_encoder_block_1_masked_attention_1_attn_gradRow2[i3] / net_encoder_block_1_masked_attention_1_attn_1V2
+					r14 := float64(0)
+					if net_maskRow5[i3] != 0 {
+						r14 = net_encoder_block_1_masked_attention_1_attn_gradRow2[i3]
+					}
+					net_encoder_block_1_masked_attention_1_attn_2_gradRow[i3] += r14
 				}
 			}
 		}
 	}
 
-	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
+	// backprop of op 69 (_net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#1.masked_attention#1/ex.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_1_masked_attention_1_attn_2_gradRow2 := &net_encoder_block_1_masked_attention_1_attn_2_grad[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_attn_1V2 := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
+				net_encoder_block_1_masked_attention_1_ex_gradRow := &net_encoder_block_1_masked_attention_1_ex_grad[i0][i1][i2]
+				for i3 := range 4 {
+					net_encoder_block_1_masked_attention_1_ex_gradRow[i3] += net_encoder_block_1_masked_attention_1_attn_2_gradRow2[i3] / net_encoder_block_1_masked_attention_1_attn_1V2
+				}
+			}
+		}
+	}
+
+	// backprop of op 69 (_net.encoder_block#1.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX512(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_2_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_2_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_1_masked_attention_1_attn_gradRow3 := &net_encoder_block_1_masked_attention_1_attn_grad[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_attn_2_gradRow3 := &net_encoder_block_1_masked_attention_1_attn_2_grad[i0][i1][i2]
 					net_encoder_block_1_masked_attention_1_exRow4 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
 					v3 := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
 					acc54 := net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc54 += net_encoder_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_1_masked_attention_1_exRow4[i3] / v3))
+						acc54 += net_encoder_block_1_masked_attention_1_attn_2_gradRow3[i3] * (-(net_encoder_block_1_masked_attention_1_exRow4[i3] / v3))
 					}
 					net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc54
 				}
@@ -23444,7 +23530,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 67 (_net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/ex.grad
+	// backprop of op 68 (_net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/ex.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
@@ -23457,7 +23543,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 66 (net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.encoder_block#1.masked_attention#1/ex.1.grad
+	// backprop of op 67 (net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.encoder_block#1.masked_attention#1/ex.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
@@ -23471,7 +23557,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
+	// backprop of op 66 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce57AVX512(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
@@ -23493,21 +23579,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): net.encoder_block#1.masked_attention#1/m.argmax@64 = 4 (no winner yet)
+	// backprop of op 65 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): net.encoder_block#1.masked_attention#1/m.argmax@65 = 4 (no winner yet)
 	for j3 := range 2 {
 		for j4 := range 4 {
 			for j5 := range 2 {
-				net_encoder_block_1_masked_attention_1_m_argmax_64[j3][j4][j5][0] = 4
+				net_encoder_block_1_masked_attention_1_m_argmax_65[j3][j4][j5][0] = 4
 			}
 		}
 	}
 
-	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
+	// backprop of op 65 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@65
 	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce58AVX512(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX512(&net_encoder_block_1_masked_attention_1_m_argmax_65[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_65[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23515,65 +23601,65 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				for i2 := range 2 {
 					net_encoder_block_1_masked_attention_1_maskedRow4 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
 					net_encoder_block_1_masked_attention_1_mV2 := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
-					acc56 := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
+					acc56 := net_encoder_block_1_masked_attention_1_m_argmax_65[i0][i1][i2][0]
 					for i3 := range 4 {
-						var r12 float64
+						var r15 float64
 						if net_encoder_block_1_masked_attention_1_maskedRow4[i3] == net_encoder_block_1_masked_attention_1_mV2 {
-							r12 = 1
+							r15 = 1
 						}
-						r13 := float64(4)
-						if r12 != 0 {
-							r13 = ordinals_2[i3]
+						r16 := float64(4)
+						if r15 != 0 {
+							r16 = ordinals_2[i3]
 						}
-						acc56 = min(acc56, r13)
+						acc56 = min(acc56, r16)
 					}
-					net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0] = acc56
+					net_encoder_block_1_masked_attention_1_m_argmax_65[i0][i1][i2][0] = acc56
 				}
 			}
 		}
 	}
 
-	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
+	// backprop of op 65 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.encoder_block#1.masked_attention#1/masked.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_m_argmax_64V := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
+				net_encoder_block_1_masked_attention_1_m_argmax_65V := net_encoder_block_1_masked_attention_1_m_argmax_65[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_m_gradV := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
-					var r14 float64
-					if ordinals_2[i3] == net_encoder_block_1_masked_attention_1_m_argmax_64V {
-						r14 = 1
+					var r17 float64
+					if ordinals_2[i3] == net_encoder_block_1_masked_attention_1_m_argmax_65V {
+						r17 = 1
 					}
-					r15 := float64(0)
-					if r14 != 0 {
-						r15 = net_encoder_block_1_masked_attention_1_m_gradV
+					r18 := float64(0)
+					if r17 != 0 {
+						r18 = net_encoder_block_1_masked_attention_1_m_gradV
 					}
-					net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3] += r15
+					net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3] += r18
 				}
 			}
 		}
 	}
 
-	// backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
+	// backprop of op 64 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.6): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_maskRow3 := &net_mask[i1]
+			net_maskRow6 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_ex_1_gradRow4 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_scores_gradRow := &net_encoder_block_1_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
-					r16 := float64(0)
-					if net_maskRow3[i3] != 0 {
-						r16 = net_encoder_block_1_masked_attention_1_ex_1_gradRow4[i3]
+					r19 := float64(0)
+					if net_maskRow6[i3] != 0 {
+						r19 = net_encoder_block_1_masked_attention_1_ex_1_gradRow4[i3]
 					}
-					net_encoder_block_1_masked_attention_1_scores_gradRow[i3] += r16
+					net_encoder_block_1_masked_attention_1_scores_gradRow[i3] += r19
 				}
 			}
 		}
 	}
 
-	// backprop of op 62 (net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/scores.1.grad
+	// backprop of op 63 (net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/scores.1.grad
 	net_encoder_block_1_masked_attention_1_scores_2V2 := net_encoder_block_1_masked_attention_1_scores_2[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -23587,7 +23673,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 60 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/q.grad
+	// backprop of op 61 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/q.grad
 	// i3 unrolled and jammed into i4.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -23613,7 +23699,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 60 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/k.grad
+	// backprop of op 61 (_net.encoder_block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1/q, net.encoder_block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/k.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
@@ -23629,7 +23715,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_v.grad
+	// backprop of op 60 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_v.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
@@ -23653,7 +23739,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
+	// backprop of op 60 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm31AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
@@ -23686,7 +23772,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_k.grad
+	// backprop of op 59 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_k.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
@@ -23710,7 +23796,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
+	// backprop of op 59 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
@@ -23743,7 +23829,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_q.grad
+	// backprop of op 58 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_q.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm30AVX512(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
@@ -23767,7 +23853,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
+	// backprop of op 58 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
@@ -23800,7 +23886,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
+	// backprop of op 57 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
@@ -23824,7 +23910,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/x.1.grad
+	// backprop of op 56 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_masked_attention_1_x_gradRow8 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
@@ -23836,7 +23922,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
+	// backprop of op 56 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce52AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
@@ -23858,7 +23944,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 54 (_net.encoder_block#1.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.masked_attention#1/x.2.grad
+	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.masked_attention#1/x.2.grad
 	for i0 := range 2 {
 		net_encoder_block_1_masked_attention_1_x_3_gradRow := &net_encoder_block_1_masked_attention_1_x_3_grad[i0]
 		net_encoder_block_1_masked_attention_1_x_3Row2 := &net_encoder_block_1_masked_attention_1_x_3[i0]
@@ -23868,7 +23954,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 53 (_net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.4): g1 =+ g; g1 is net.encoder_block#1.layer_norm#1/var.grad
+	// backprop of op 54 (_net.encoder_block#1.masked_attention#1/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1/var, _num.5): g1 =+ g; g1 is net.encoder_block#1.layer_norm#1/var.grad
 	for i0 := range 2 {
 		net_encoder_block_1_masked_attention_1_x_2_gradRow2 := &net_encoder_block_1_masked_attention_1_x_2_grad[i0]
 		net_encoder_block_1_layer_norm_1_var_gradRow := &net_encoder_block_1_layer_norm_1_var_grad[i0]
@@ -23877,7 +23963,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
+	// backprop of op 53 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce53AVX512(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
@@ -23905,7 +23991,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
+	// backprop of op 53 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_masked_attention_1_x_1_gradRow6 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][i1]
@@ -23916,7 +24002,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 51 (net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/var.2.grad
+	// backprop of op 52 (net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/var.2.grad
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_1_var_gradRow2 := &net_encoder_block_1_layer_norm_1_var_grad[i0]
 		net_encoder_block_1_layer_norm_1_var_2_gradRow := &net_encoder_block_1_layer_norm_1_var_2_grad[i0]
@@ -23925,7 +24011,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
+	// backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_var_2_gradV := net_encoder_block_1_layer_norm_1_var_2_grad[i0][i1][0]
@@ -23937,7 +24023,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
+	// backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_centeredRow9 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
@@ -23949,7 +24035,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.encoder_block#1/x.grad
+	// backprop of op 49 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.encoder_block#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_centered_gradRow4 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
@@ -23960,7 +24046,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
+	// backprop of op 49 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce54AVX512(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
@@ -23980,7 +24066,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 47 (net.encoder_block#1.layer_norm#1/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/mean.1.grad
+	// backprop of op 48 (net.encoder_block#1.layer_norm#1/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.encoder_block#1.layer_norm#1/mean.1.grad
 	for i0 := range 2 {
 		net_encoder_block_1_layer_norm_1_mean_gradRow := &net_encoder_block_1_layer_norm_1_mean_grad[i0]
 		net_encoder_block_1_layer_norm_1_mean_1_gradRow := &net_encoder_block_1_layer_norm_1_mean_1_grad[i0]
@@ -23989,7 +24075,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 46 (_net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x): g1 =+ g; g1 is net.encoder_block#1/x.grad
+	// backprop of op 47 (_net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x): g1 =+ g; g1 is net.encoder_block#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_mean_1_gradV := net_encoder_block_1_layer_norm_1_mean_1_grad[i0][i1][0]
@@ -24000,7 +24086,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
+	// backprop of op 45 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce51AVX512(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
@@ -24024,7 +24110,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
+	// backprop of op 44 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm26AVX512(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
@@ -24046,7 +24132,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
+	// backprop of op 44 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm27AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
@@ -24079,27 +24165,27 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
+	// backprop of op 43 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_linear_1_xRow4 := &net_encoder_block_2_linear_1_x[i0][i1]
 			net_encoder_block_2_linear_1_x_gradRow2 := &net_encoder_block_2_linear_1_x_grad[i0][i1]
 			net_encoder_block_2_linear_1_x_2_gradRow := &net_encoder_block_2_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
-				var r17 float64
+				var r20 float64
 				if 0 < net_encoder_block_2_linear_1_xRow4[i2] {
-					r17 = 1
+					r20 = 1
 				}
-				r18 := float64(0)
-				if r17 != 0 {
-					r18 = net_encoder_block_2_linear_1_x_gradRow2[i2]
+				r21 := float64(0)
+				if r20 != 0 {
+					r21 = net_encoder_block_2_linear_1_x_gradRow2[i2]
 				}
-				net_encoder_block_2_linear_1_x_2_gradRow[i2] += r18
+				net_encoder_block_2_linear_1_x_2_gradRow[i2] += r21
 			}
 		}
 	}
 
-	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
+	// backprop of op 42 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce55AVX512(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
@@ -24123,7 +24209,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
+	// backprop of op 41 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm28AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
@@ -24145,7 +24231,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
+	// backprop of op 41 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm29AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
@@ -24178,7 +24264,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
+	// backprop of op 40 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
@@ -24202,7 +24288,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#2.dense#1/x.1.grad
+	// backprop of op 39 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#2.dense#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_dense_1_x_gradRow6 := &net_encoder_block_2_dense_1_x_grad[i0][i1]
@@ -24214,7 +24300,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
+	// backprop of op 39 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce52AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
@@ -24236,7 +24322,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 37 (_net.encoder_block#2.dense#1/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#2.dense#1/x.2.grad
+	// backprop of op 38 (_net.encoder_block#2.dense#1/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#2.dense#1/x.2.grad
 	for i0 := range 2 {
 		net_encoder_block_2_dense_1_x_3_gradRow := &net_encoder_block_2_dense_1_x_3_grad[i0]
 		net_encoder_block_2_dense_1_x_3Row2 := &net_encoder_block_2_dense_1_x_3[i0]
@@ -24246,7 +24332,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 36 (_net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.3): g1 =+ g; g1 is net.encoder_block#2.layer_norm#2/var.grad
+	// backprop of op 37 (_net.encoder_block#2.dense#1/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2/var, _num.4): g1 =+ g; g1 is net.encoder_block#2.layer_norm#2/var.grad
 	for i0 := range 2 {
 		net_encoder_block_2_dense_1_x_2_gradRow2 := &net_encoder_block_2_dense_1_x_2_grad[i0]
 		net_encoder_block_2_layer_norm_2_var_gradRow := &net_encoder_block_2_layer_norm_2_var_grad[i0]
@@ -24255,7 +24341,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
+	// backprop of op 36 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce53AVX512(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
@@ -24283,7 +24369,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
+	// backprop of op 36 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_dense_1_x_1_gradRow6 := &net_encoder_block_2_dense_1_x_1_grad[i0][i1]
@@ -24294,7 +24380,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 34 (net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/var.2.grad
+	// backprop of op 35 (net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/var.2.grad
 	for i0 := range 2 {
 		net_encoder_block_2_layer_norm_2_var_gradRow2 := &net_encoder_block_2_layer_norm_2_var_grad[i0]
 		net_encoder_block_2_layer_norm_2_var_2_gradRow := &net_encoder_block_2_layer_norm_2_var_2_grad[i0]
@@ -24303,7 +24389,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
+	// backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_var_2_gradV := net_encoder_block_2_layer_norm_2_var_2_grad[i0][i1][0]
@@ -24315,7 +24401,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
+	// backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_centeredRow9 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
@@ -24327,7 +24413,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#2/x1.grad
+	// backprop of op 32 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#2/x1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_centered_gradRow4 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
@@ -24338,7 +24424,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
+	// backprop of op 32 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce54AVX512(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
@@ -24358,7 +24444,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 30 (net.encoder_block#2.layer_norm#2/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/mean.1.grad
+	// backprop of op 31 (net.encoder_block#2.layer_norm#2/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.encoder_block#2.layer_norm#2/mean.1.grad
 	for i0 := range 2 {
 		net_encoder_block_2_layer_norm_2_mean_gradRow := &net_encoder_block_2_layer_norm_2_mean_grad[i0]
 		net_encoder_block_2_layer_norm_2_mean_1_gradRow := &net_encoder_block_2_layer_norm_2_mean_1_grad[i0]
@@ -24367,7 +24453,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 29 (_net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1): g1 =+ g; g1 is net.encoder_block#2/x1.grad
+	// backprop of op 30 (_net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1): g1 =+ g; g1 is net.encoder_block#2/x1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_mean_1_gradV := net_encoder_block_2_layer_norm_2_mean_1_grad[i0][i1][0]
@@ -24378,7 +24464,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
+	// backprop of op 28 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm30AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
@@ -24402,7 +24488,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
+	// backprop of op 28 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm31AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
@@ -24425,7 +24511,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 26 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1/attn.grad
+	// backprop of op 27 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1/attn.grad
 	// i3 unrolled and jammed into i4.
 	for i0 := range 2 {
 		net_encoder_block_2_masked_attention_1_vRow5 := &net_encoder_block_2_masked_attention_1_v[i0]
@@ -24448,7 +24534,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 26 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/v.grad
+	// backprop of op 27 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/v.grad
 	for i0 := range 2 {
 		net_encoder_block_2_masked_attention_1_v_gradRow := &net_encoder_block_2_masked_attention_1_v_grad[i0]
 		for i1 := range 4 {
@@ -24464,37 +24550,55 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#2.masked_attention#1/ex.grad
+	// backprop of op 26 (net.encoder_block#2.masked_attention#1/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.encoder_block#2.masked_attention#1/attn.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
+			net_maskRow7 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_attn_gradRow2 := &net_encoder_block_2_masked_attention_1_attn_grad[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_attn_1V2 := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
-				net_encoder_block_2_masked_attention_1_ex_gradRow := &net_encoder_block_2_masked_attention_1_ex_grad[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_attn_2_gradRow := &net_encoder_block_2_masked_attention_1_attn_2_grad[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_ex_gradRow[i3] += net_encoder_block_2_masked_attention_1_attn_gradRow2[i3] / net_encoder_block_2_masked_attention_1_attn_1V2
+					r22 := float64(0)
+					if net_maskRow7[i3] != 0 {
+						r22 = net_encoder_block_2_masked_attention_1_attn_gradRow2[i3]
+					}
+					net_encoder_block_2_masked_attention_1_attn_2_gradRow[i3] += r22
 				}
 			}
 		}
 	}
 
-	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
+	// backprop of op 25 (_net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.encoder_block#2.masked_attention#1/ex.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_2_masked_attention_1_attn_2_gradRow2 := &net_encoder_block_2_masked_attention_1_attn_2_grad[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_attn_1V2 := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
+				net_encoder_block_2_masked_attention_1_ex_gradRow := &net_encoder_block_2_masked_attention_1_ex_grad[i0][i1][i2]
+				for i3 := range 4 {
+					net_encoder_block_2_masked_attention_1_ex_gradRow[i3] += net_encoder_block_2_masked_attention_1_attn_2_gradRow2[i3] / net_encoder_block_2_masked_attention_1_attn_1V2
+				}
+			}
+		}
+	}
+
+	// backprop of op 25 (_net.encoder_block#2.masked_attention#1/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX512(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_2_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_2_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_2_masked_attention_1_attn_gradRow3 := &net_encoder_block_2_masked_attention_1_attn_grad[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_attn_2_gradRow3 := &net_encoder_block_2_masked_attention_1_attn_2_grad[i0][i1][i2]
 					net_encoder_block_2_masked_attention_1_exRow4 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
 					v6 := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
 					acc74 := net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc74 += net_encoder_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_2_masked_attention_1_exRow4[i3] / v6))
+						acc74 += net_encoder_block_2_masked_attention_1_attn_2_gradRow3[i3] * (-(net_encoder_block_2_masked_attention_1_exRow4[i3] / v6))
 					}
 					net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc74
 				}
@@ -24575,15 +24679,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					net_encoder_block_2_masked_attention_1_mV2 := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
 					acc76 := net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0]
 					for i3 := range 4 {
-						var r19 float64
+						var r23 float64
 						if net_encoder_block_2_masked_attention_1_maskedRow4[i3] == net_encoder_block_2_masked_attention_1_mV2 {
-							r19 = 1
+							r23 = 1
 						}
-						r20 := float64(4)
-						if r19 != 0 {
-							r20 = ordinals_2[i3]
+						r24 := float64(4)
+						if r23 != 0 {
+							r24 = ordinals_2[i3]
 						}
-						acc76 = min(acc76, r20)
+						acc76 = min(acc76, r24)
 					}
 					net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0] = acc76
 				}
@@ -24599,15 +24703,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_masked_attention_1_m_gradV := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
-					var r21 float64
+					var r25 float64
 					if ordinals_2[i3] == net_encoder_block_2_masked_attention_1_m_argmax_21V {
-						r21 = 1
+						r25 = 1
 					}
-					r22 := float64(0)
-					if r21 != 0 {
-						r22 = net_encoder_block_2_masked_attention_1_m_gradV
+					r26 := float64(0)
+					if r25 != 0 {
+						r26 = net_encoder_block_2_masked_attention_1_m_gradV
 					}
-					net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3] += r22
+					net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3] += r26
 				}
 			}
 		}
@@ -24616,16 +24720,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 20 (net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.encoder_block#2.masked_attention#1/scores.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_maskRow4 := &net_mask[i1]
+			net_maskRow8 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_ex_1_gradRow4 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_scores_gradRow := &net_encoder_block_2_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
-					r23 := float64(0)
-					if net_maskRow4[i3] != 0 {
-						r23 = net_encoder_block_2_masked_attention_1_ex_1_gradRow4[i3]
+					r27 := float64(0)
+					if net_maskRow8[i3] != 0 {
+						r27 = net_encoder_block_2_masked_attention_1_ex_1_gradRow4[i3]
 					}
-					net_encoder_block_2_masked_attention_1_scores_gradRow[i3] += r23
+					net_encoder_block_2_masked_attention_1_scores_gradRow[i3] += r27
 				}
 			}
 		}
@@ -25148,6 +25252,8 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	_net.encoder_block#2.masked_attention#1@2/ex.1: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1@2/ex: 1,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#2.masked_attention#1@2/attn.1: 1,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#2.masked_attention#1@2/attn.2: 1,4 | 4 -> 2 (let, local)
+//	_num.3: 1 (number, constant)
 //	net.encoder_block#2.masked_attention#1@2/attn: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1@2/ctx: 1,4 | 2,4 (let, local)
 //	net.encoder_block#2.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock2MaskedAttention1WO)
@@ -25163,7 +25269,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	net.encoder_block#2.layer_norm#2@2/var: 1,4 | 1 (let, local)
 //	net.encoder_block#2.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock2LayerNorm2Gamma)
 //	_net.encoder_block#2.dense#1@2/x.1: 1,4 | 8 (let, local)
-//	_num.3: 1 (number, constant)
+//	_num.4: 1 (number, constant)
 //	_net.encoder_block#2.dense#1@2/x.2: 1,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1@2/x.3: 1,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1@2/x.4: 1,4 | 8 (let, local)
@@ -25189,7 +25295,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	net.encoder_block#1.layer_norm#1@2/var: 1,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#1.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm1Gamma)
 //	_net.encoder_block#1.masked_attention#1@2/x.1: 1,4 | 8 (let, local)
-//	_num.4: 1 (number, constant)
+//	_num.5: 1 (number, constant)
 //	_net.encoder_block#1.masked_attention#1@2/x.2: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1@2/x.3: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1@2/x.4: 1,4 | 8 (let, local)
@@ -25205,12 +25311,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	_dim_d.8: 1 (dim, constant)
 //	_net.encoder_block#1.masked_attention#1@2/scores.2: 1 (let, local)
 //	net.encoder_block#1.masked_attention#1@2/scores: 1,4 | 4 -> 2 (let, local)
-//	_num.5: 1 (number, constant)
+//	_num.6: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1@2/masked: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@2/m: 1,4 | 1 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1@2/ex.1: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@2/ex: 1,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1@2/attn.1: 1,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#1.masked_attention#1@2/attn.2: 1,4 | 4 -> 2 (let, local)
+//	_num.7: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1@2/attn: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@2/ctx: 1,4 | 2,4 (let, local)
 //	net.encoder_block#1.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock1MaskedAttention1WO)
@@ -25226,7 +25334,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	net.encoder_block#1.layer_norm#2@2/var: 1,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm2Gamma)
 //	_net.encoder_block#1.dense#1@2/x.1: 1,4 | 8 (let, local)
-//	_num.6: 1 (number, constant)
+//	_num.8: 1 (number, constant)
 //	_net.encoder_block#1.dense#1@2/x.2: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1@2/x.3: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1@2/x.4: 1,4 | 8 (let, local)
@@ -25252,7 +25360,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	net.layer_norm#1/var: 1,4 | 1 (let, local)
 //	net.layer_norm#1.gamma: 8 (param, parameter pNetLayerNorm1Gamma)
 //	_net.linear#1/x.1: 1,4 | 8 (let, local)
-//	_num.7: 1 (number, constant)
+//	_num.9: 1 (number, constant)
 //	_net.linear#1/x.2: 1,4 | 1 (let, local)
 //	_net.linear#1/x.3: 1,4 | 1 (let, local)
 //	_net.linear#1/x.4: 1,4 | 8 (let, local)
@@ -25286,14 +25394,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	# init _num.2 (number)
 //	init _num.2: constant -1e+09
 //
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
 //	# init _dim_d.4 (dim)
 //	init _dim_d.4: constant 8
 //
 //	# init _dim_d.5 (dim)
 //	init _dim_d.5: constant 8
 //
-//	# init _num.3 (number)
-//	init _num.3: constant 1e-05
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
 //
 //	# init _dim_d.6 (dim)
 //	init _dim_d.6: constant 8
@@ -25301,14 +25412,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	# init _dim_d.7 (dim)
 //	init _dim_d.7: constant 8
 //
-//	# init _num.4 (number)
-//	init _num.4: constant 1e-05
+//	# init _num.5 (number)
+//	init _num.5: constant 1e-05
 //
 //	# init _dim_d.8 (dim)
 //	init _dim_d.8: constant 4
 //
-//	# init _num.5 (number)
-//	init _num.5: constant -1e+09
+//	# init _num.6 (number)
+//	init _num.6: constant -1e+09
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 0
 //
 //	# init _dim_d.9 (dim)
 //	init _dim_d.9: constant 8
@@ -25316,8 +25430,8 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	# init _dim_d.10 (dim)
 //	init _dim_d.10: constant 8
 //
-//	# init _num.6 (number)
-//	init _num.6: constant 1e-05
+//	# init _num.8 (number)
+//	init _num.8: constant 1e-05
 //
 //	# init _dim_d.11 (dim)
 //	init _dim_d.11: constant 8
@@ -25325,8 +25439,8 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	# init _dim_d.12 (dim)
 //	init _dim_d.12: constant 8
 //
-//	# init _num.7 (number)
-//	init _num.7: constant 1e-05
+//	# init _num.9 (number)
+//	init _num.9: constant 1e-05
 //
 //	# net/onehot = pointwise "=" of _lit.1, ids
 //	for i0 in 0..3:
@@ -25471,11 +25585,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	    for i2 in 0..3:  # reduction
 //	      _net.encoder_block#2.masked_attention#1@2/attn.1[0, i0, i1, 0] += net.encoder_block#2.masked_attention#1@2/ex[0, i0, i1, i2]
 //
-//	# net.encoder_block#2.masked_attention#1@2/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@2/ex, _net.encoder_block#2.masked_attention#1@2/attn.1
+//	# _net.encoder_block#2.masked_attention#1@2/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1@2/ex, _net.encoder_block#2.masked_attention#1@2/attn.1
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#2.masked_attention#1@2/attn[0, i0, i1, i2] = net.encoder_block#2.masked_attention#1@2/ex[0, i0, i1, i2] / _net.encoder_block#2.masked_attention#1@2/attn.1[0, i0, i1, 0]
+//	      _net.encoder_block#2.masked_attention#1@2/attn.2[0, i0, i1, i2] = net.encoder_block#2.masked_attention#1@2/ex[0, i0, i1, i2] / _net.encoder_block#2.masked_attention#1@2/attn.1[0, i0, i1, 0]
+//
+//	# net.encoder_block#2.masked_attention#1@2/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1@2/attn.2, _num.3
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..3:
+//	      net.encoder_block#2.masked_attention#1@2/attn[0, i0, i1, i2] = where(net/mask[i0, i2], _net.encoder_block#2.masked_attention#1@2/attn.2[0, i0, i1, i2], _num.3[0])
 //
 //	# net.encoder_block#2.masked_attention#1@2/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1@2/attn, net.encoder_block#2.masked_attention#1@2/v
 //	fill net.encoder_block#2.masked_attention#1@2/ctx with 0
@@ -25533,9 +25653,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	  for i1 in 0..7:
 //	    _net.encoder_block#2.dense#1@2/x.1[0, i0, i1] = net.encoder_block#2.layer_norm#2.gamma[i1] * net.encoder_block#2.layer_norm#2@2/centered[0, i0, i1]
 //
-//	# _net.encoder_block#2.dense#1@2/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@2/var, _num.3
+//	# _net.encoder_block#2.dense#1@2/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@2/var, _num.4
 //	for i0 in 0..3:
-//	  _net.encoder_block#2.dense#1@2/x.2[0, i0, 0] = net.encoder_block#2.layer_norm#2@2/var[0, i0, 0] + _num.3[0]
+//	  _net.encoder_block#2.dense#1@2/x.2[0, i0, 0] = net.encoder_block#2.layer_norm#2@2/var[0, i0, 0] + _num.4[0]
 //
 //	# _net.encoder_block#2.dense#1@2/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1@2/x.2
 //	for i0 in 0..3:
@@ -25620,9 +25740,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	  for i1 in 0..7:
 //	    _net.encoder_block#1.masked_attention#1@2/x.1[0, i0, i1] = net.encoder_block#1.layer_norm#1.gamma[i1] * net.encoder_block#1.layer_norm#1@2/centered[0, i0, i1]
 //
-//	# _net.encoder_block#1.masked_attention#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@2/var, _num.4
+//	# _net.encoder_block#1.masked_attention#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@2/var, _num.5
 //	for i0 in 0..3:
-//	  _net.encoder_block#1.masked_attention#1@2/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#1@2/var[0, i0, 0] + _num.4[0]
+//	  _net.encoder_block#1.masked_attention#1@2/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#1@2/var[0, i0, 0] + _num.5[0]
 //
 //	# _net.encoder_block#1.masked_attention#1@2/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1@2/x.2
 //	for i0 in 0..3:
@@ -25679,11 +25799,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	    for i2 in 0..3:
 //	      net.encoder_block#1.masked_attention#1@2/scores[0, i0, i1, i2] = _net.encoder_block#1.masked_attention#1@2/scores.1[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@2/scores.2[0]
 //
-//	# net.encoder_block#1.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@2/scores, _num.5
+//	# net.encoder_block#1.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@2/scores, _num.6
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#1.masked_attention#1@2/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#1.masked_attention#1@2/scores[0, i0, i1, i2], _num.5[0])
+//	      net.encoder_block#1.masked_attention#1@2/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#1.masked_attention#1@2/scores[0, i0, i1, i2], _num.6[0])
 //
 //	# net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
 //	fill net.encoder_block#1.masked_attention#1@2/m with -inf
@@ -25711,11 +25831,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	    for i2 in 0..3:  # reduction
 //	      _net.encoder_block#1.masked_attention#1@2/attn.1[0, i0, i1, 0] += net.encoder_block#1.masked_attention#1@2/ex[0, i0, i1, i2]
 //
-//	# net.encoder_block#1.masked_attention#1@2/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@2/ex, _net.encoder_block#1.masked_attention#1@2/attn.1
+//	# _net.encoder_block#1.masked_attention#1@2/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1@2/ex, _net.encoder_block#1.masked_attention#1@2/attn.1
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#1.masked_attention#1@2/attn[0, i0, i1, i2] = net.encoder_block#1.masked_attention#1@2/ex[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@2/attn.1[0, i0, i1, 0]
+//	      _net.encoder_block#1.masked_attention#1@2/attn.2[0, i0, i1, i2] = net.encoder_block#1.masked_attention#1@2/ex[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@2/attn.1[0, i0, i1, 0]
+//
+//	# net.encoder_block#1.masked_attention#1@2/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1@2/attn.2, _num.7
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..3:
+//	      net.encoder_block#1.masked_attention#1@2/attn[0, i0, i1, i2] = where(net/mask[i0, i2], _net.encoder_block#1.masked_attention#1@2/attn.2[0, i0, i1, i2], _num.7[0])
 //
 //	# net.encoder_block#1.masked_attention#1@2/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1@2/attn, net.encoder_block#1.masked_attention#1@2/v
 //	fill net.encoder_block#1.masked_attention#1@2/ctx with 0
@@ -25773,9 +25899,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	  for i1 in 0..7:
 //	    _net.encoder_block#1.dense#1@2/x.1[0, i0, i1] = net.encoder_block#1.layer_norm#2.gamma[i1] * net.encoder_block#1.layer_norm#2@2/centered[0, i0, i1]
 //
-//	# _net.encoder_block#1.dense#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@2/var, _num.6
+//	# _net.encoder_block#1.dense#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@2/var, _num.8
 //	for i0 in 0..3:
-//	  _net.encoder_block#1.dense#1@2/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#2@2/var[0, i0, 0] + _num.6[0]
+//	  _net.encoder_block#1.dense#1@2/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#2@2/var[0, i0, 0] + _num.8[0]
 //
 //	# _net.encoder_block#1.dense#1@2/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1@2/x.2
 //	for i0 in 0..3:
@@ -25860,9 +25986,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 //	  for i1 in 0..7:
 //	    _net.linear#1/x.1[0, i0, i1] = net.layer_norm#1.gamma[i1] * net.layer_norm#1/centered[0, i0, i1]
 //
-//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 //	for i0 in 0..3:
-//	  _net.linear#1/x.2[0, i0, 0] = net.layer_norm#1/var[0, i0, 0] + _num.7[0]
+//	  _net.linear#1/x.2[0, i0, 0] = net.layer_norm#1/var[0, i0, 0] + _num.9[0]
 //
 //	# _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
 //	for i0 in 0..3:
@@ -25917,6 +26043,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	var net_encoder_block_2_masked_attention_1_2_ex_1 [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_2_ex [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_2_attn_1 [1][4][2][1]float64
+	var net_encoder_block_2_masked_attention_1_2_attn_2 [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_2_attn [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_2_ctx [1][4][2][4]float64
 	var net_encoder_block_2_x1_1 [1][4][8]float64
@@ -25960,6 +26087,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	var net_encoder_block_1_masked_attention_1_2_ex_1 [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_2_ex [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_2_attn_1 [1][4][2][1]float64
+	var net_encoder_block_1_masked_attention_1_2_attn_2 [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_2_attn [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_2_ctx [1][4][2][4]float64
 	var net_encoder_block_1_x1_1 [1][4][8]float64
@@ -26360,14 +26488,30 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// net.encoder_block#2.masked_attention#1@2/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@2/ex, _net.encoder_block#2.masked_attention#1@2/attn.1
+	// _net.encoder_block#2.masked_attention#1@2/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1@2/ex, _net.encoder_block#2.masked_attention#1@2/attn.1
 	for i0 := range 4 {
 		for i1 := range 2 {
 			net_encoder_block_2_masked_attention_1_2_exRow3 := &net_encoder_block_2_masked_attention_1_2_ex[0][i0][i1]
 			net_encoder_block_2_masked_attention_1_2_attn_1V := net_encoder_block_2_masked_attention_1_2_attn_1[0][i0][i1][0]
+			net_encoder_block_2_masked_attention_1_2_attn_2Row := &net_encoder_block_2_masked_attention_1_2_attn_2[0][i0][i1]
+			for i2 := range 4 {
+				net_encoder_block_2_masked_attention_1_2_attn_2Row[i2] = net_encoder_block_2_masked_attention_1_2_exRow3[i2] / net_encoder_block_2_masked_attention_1_2_attn_1V
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@2/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1@2/attn.2, _num.3
+	for i0 := range 4 {
+		net_maskRow2 := &net_mask[i0]
+		for i1 := range 2 {
+			net_encoder_block_2_masked_attention_1_2_attn_2Row2 := &net_encoder_block_2_masked_attention_1_2_attn_2[0][i0][i1]
 			net_encoder_block_2_masked_attention_1_2_attnRow := &net_encoder_block_2_masked_attention_1_2_attn[0][i0][i1]
 			for i2 := range 4 {
-				net_encoder_block_2_masked_attention_1_2_attnRow[i2] = net_encoder_block_2_masked_attention_1_2_exRow3[i2] / net_encoder_block_2_masked_attention_1_2_attn_1V
+				r3 := float64(0)
+				if net_maskRow2[i2] != 0 {
+					r3 = net_encoder_block_2_masked_attention_1_2_attn_2Row2[i2]
+				}
+				net_encoder_block_2_masked_attention_1_2_attnRow[i2] = r3
 			}
 		}
 	}
@@ -26511,7 +26655,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// _net.encoder_block#2.dense#1@2/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@2/var, _num.3
+	// _net.encoder_block#2.dense#1@2/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@2/var, _num.4
 	net_encoder_block_2_layer_norm_2_2_varRow2 := &net_encoder_block_2_layer_norm_2_2_var[0]
 	net_encoder_block_2_dense_1_2_x_2Row := &net_encoder_block_2_dense_1_2_x_2[0]
 	for i0 := range 4 {
@@ -26579,11 +26723,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		net_encoder_block_2_linear_1_2_x_2Row2 := &net_encoder_block_2_linear_1_2_x_2[0][i0]
 		net_encoder_block_2_linear_1_2_xRow := &net_encoder_block_2_linear_1_2_x[0][i0]
 		for i1 := range 16 {
-			r3 := net_encoder_block_2_linear_1_2_x_2Row2[i1]
-			if !(r3 > 0) {
-				r3 = 0
+			r4 := net_encoder_block_2_linear_1_2_x_2Row2[i1]
+			if !(r4 > 0) {
+				r4 = 0
 			}
-			net_encoder_block_2_linear_1_2_xRow[i1] = r3
+			net_encoder_block_2_linear_1_2_xRow[i1] = r4
 		}
 	}
 
@@ -26705,7 +26849,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@2/var, _num.4
+	// _net.encoder_block#1.masked_attention#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@2/var, _num.5
 	net_encoder_block_1_layer_norm_1_2_varRow2 := &net_encoder_block_1_layer_norm_1_2_var[0]
 	net_encoder_block_1_masked_attention_1_2_x_2Row := &net_encoder_block_1_masked_attention_1_2_x_2[0]
 	for i0 := range 4 {
@@ -26850,18 +26994,18 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@2/scores, _num.5
+	// net.encoder_block#1.masked_attention#1@2/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@2/scores, _num.6
 	for i0 := range 4 {
-		net_maskRow2 := &net_mask[i0]
+		net_maskRow3 := &net_mask[i0]
 		for i1 := range 2 {
 			net_encoder_block_1_masked_attention_1_2_scoresRow2 := &net_encoder_block_1_masked_attention_1_2_scores[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_2_maskedRow := &net_encoder_block_1_masked_attention_1_2_masked[0][i0][i1]
 			for i2 := range 4 {
-				r4 := float64(-1e+09)
-				if net_maskRow2[i2] != 0 {
-					r4 = net_encoder_block_1_masked_attention_1_2_scoresRow2[i2]
+				r5 := float64(-1e+09)
+				if net_maskRow3[i2] != 0 {
+					r5 = net_encoder_block_1_masked_attention_1_2_scoresRow2[i2]
 				}
-				net_encoder_block_1_masked_attention_1_2_maskedRow[i2] = r4
+				net_encoder_block_1_masked_attention_1_2_maskedRow[i2] = r5
 			}
 		}
 	}
@@ -26934,14 +27078,30 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1@2/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@2/ex, _net.encoder_block#1.masked_attention#1@2/attn.1
+	// _net.encoder_block#1.masked_attention#1@2/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1@2/ex, _net.encoder_block#1.masked_attention#1@2/attn.1
 	for i0 := range 4 {
 		for i1 := range 2 {
 			net_encoder_block_1_masked_attention_1_2_exRow3 := &net_encoder_block_1_masked_attention_1_2_ex[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_2_attn_1V := net_encoder_block_1_masked_attention_1_2_attn_1[0][i0][i1][0]
+			net_encoder_block_1_masked_attention_1_2_attn_2Row := &net_encoder_block_1_masked_attention_1_2_attn_2[0][i0][i1]
+			for i2 := range 4 {
+				net_encoder_block_1_masked_attention_1_2_attn_2Row[i2] = net_encoder_block_1_masked_attention_1_2_exRow3[i2] / net_encoder_block_1_masked_attention_1_2_attn_1V
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@2/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1@2/attn.2, _num.7
+	for i0 := range 4 {
+		net_maskRow4 := &net_mask[i0]
+		for i1 := range 2 {
+			net_encoder_block_1_masked_attention_1_2_attn_2Row2 := &net_encoder_block_1_masked_attention_1_2_attn_2[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_2_attnRow := &net_encoder_block_1_masked_attention_1_2_attn[0][i0][i1]
 			for i2 := range 4 {
-				net_encoder_block_1_masked_attention_1_2_attnRow[i2] = net_encoder_block_1_masked_attention_1_2_exRow3[i2] / net_encoder_block_1_masked_attention_1_2_attn_1V
+				r6 := float64(0)
+				if net_maskRow4[i2] != 0 {
+					r6 = net_encoder_block_1_masked_attention_1_2_attn_2Row2[i2]
+				}
+				net_encoder_block_1_masked_attention_1_2_attnRow[i2] = r6
 			}
 		}
 	}
@@ -27085,7 +27245,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// _net.encoder_block#1.dense#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@2/var, _num.6
+	// _net.encoder_block#1.dense#1@2/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@2/var, _num.8
 	net_encoder_block_1_layer_norm_2_2_varRow2 := &net_encoder_block_1_layer_norm_2_2_var[0]
 	net_encoder_block_1_dense_1_2_x_2Row := &net_encoder_block_1_dense_1_2_x_2[0]
 	for i0 := range 4 {
@@ -27153,11 +27313,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		net_encoder_block_1_linear_1_2_x_2Row2 := &net_encoder_block_1_linear_1_2_x_2[0][i0]
 		net_encoder_block_1_linear_1_2_xRow := &net_encoder_block_1_linear_1_2_x[0][i0]
 		for i1 := range 16 {
-			r5 := net_encoder_block_1_linear_1_2_x_2Row2[i1]
-			if !(r5 > 0) {
-				r5 = 0
+			r7 := net_encoder_block_1_linear_1_2_x_2Row2[i1]
+			if !(r7 > 0) {
+				r7 = 0
 			}
-			net_encoder_block_1_linear_1_2_xRow[i1] = r5
+			net_encoder_block_1_linear_1_2_xRow[i1] = r7
 		}
 	}
 
@@ -27279,7 +27439,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 	net_layer_norm_1_varRow2 := &net_layer_norm_1_var[0]
 	net_linear_1_x_2Row := &net_linear_1_x_2[0]
 	for i0 := range 4 {
@@ -27393,6 +27553,8 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	_net.encoder_block#2.masked_attention#1@3/ex.1: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1@3/ex: 1,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#2.masked_attention#1@3/attn.1: 1,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#2.masked_attention#1@3/attn.2: 1,4 | 4 -> 2 (let, local)
+//	_num.3: 1 (number, constant)
 //	net.encoder_block#2.masked_attention#1@3/attn: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1@3/ctx: 1,4 | 2,4 (let, local)
 //	net.encoder_block#2.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock2MaskedAttention1WO)
@@ -27408,7 +27570,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	net.encoder_block#2.layer_norm#2@3/var: 1,4 | 1 (let, local)
 //	net.encoder_block#2.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock2LayerNorm2Gamma)
 //	_net.encoder_block#2.dense#1@3/x.1: 1,4 | 8 (let, local)
-//	_num.3: 1 (number, constant)
+//	_num.4: 1 (number, constant)
 //	_net.encoder_block#2.dense#1@3/x.2: 1,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1@3/x.3: 1,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1@3/x.4: 1,4 | 8 (let, local)
@@ -27434,7 +27596,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	net.encoder_block#1.layer_norm#1@3/var: 1,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#1.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm1Gamma)
 //	_net.encoder_block#1.masked_attention#1@3/x.1: 1,4 | 8 (let, local)
-//	_num.4: 1 (number, constant)
+//	_num.5: 1 (number, constant)
 //	_net.encoder_block#1.masked_attention#1@3/x.2: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/x.3: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/x.4: 1,4 | 8 (let, local)
@@ -27450,12 +27612,14 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	_dim_d.8: 1 (dim, constant)
 //	_net.encoder_block#1.masked_attention#1@3/scores.2: 1 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/scores: 1,4 | 4 -> 2 (let, local)
-//	_num.5: 1 (number, constant)
+//	_num.6: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1@3/masked: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/m: 1,4 | 1 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/ex.1: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/ex: 1,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/attn.1: 1,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#1.masked_attention#1@3/attn.2: 1,4 | 4 -> 2 (let, local)
+//	_num.7: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1@3/attn: 1,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/ctx: 1,4 | 2,4 (let, local)
 //	net.encoder_block#1.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock1MaskedAttention1WO)
@@ -27471,7 +27635,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	net.encoder_block#1.layer_norm#2@3/var: 1,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm2Gamma)
 //	_net.encoder_block#1.dense#1@3/x.1: 1,4 | 8 (let, local)
-//	_num.6: 1 (number, constant)
+//	_num.8: 1 (number, constant)
 //	_net.encoder_block#1.dense#1@3/x.2: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1@3/x.3: 1,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1@3/x.4: 1,4 | 8 (let, local)
@@ -27497,7 +27661,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	net.layer_norm#1/var: 1,4 | 1 (let, local)
 //	net.layer_norm#1.gamma: 8 (param, parameter pNetLayerNorm1Gamma)
 //	_net.linear#1/x.1: 1,4 | 8 (let, local)
-//	_num.7: 1 (number, constant)
+//	_num.9: 1 (number, constant)
 //	_net.linear#1/x.2: 1,4 | 1 (let, local)
 //	_net.linear#1/x.3: 1,4 | 1 (let, local)
 //	_net.linear#1/x.4: 1,4 | 8 (let, local)
@@ -27531,14 +27695,17 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	# init _num.2 (number)
 //	init _num.2: constant -1e+09
 //
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
 //	# init _dim_d.4 (dim)
 //	init _dim_d.4: constant 8
 //
 //	# init _dim_d.5 (dim)
 //	init _dim_d.5: constant 8
 //
-//	# init _num.3 (number)
-//	init _num.3: constant 1e-05
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
 //
 //	# init _dim_d.6 (dim)
 //	init _dim_d.6: constant 8
@@ -27546,14 +27713,17 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	# init _dim_d.7 (dim)
 //	init _dim_d.7: constant 8
 //
-//	# init _num.4 (number)
-//	init _num.4: constant 1e-05
+//	# init _num.5 (number)
+//	init _num.5: constant 1e-05
 //
 //	# init _dim_d.8 (dim)
 //	init _dim_d.8: constant 4
 //
-//	# init _num.5 (number)
-//	init _num.5: constant -1e+09
+//	# init _num.6 (number)
+//	init _num.6: constant -1e+09
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 0
 //
 //	# init _dim_d.9 (dim)
 //	init _dim_d.9: constant 8
@@ -27561,8 +27731,8 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	# init _dim_d.10 (dim)
 //	init _dim_d.10: constant 8
 //
-//	# init _num.6 (number)
-//	init _num.6: constant 1e-05
+//	# init _num.8 (number)
+//	init _num.8: constant 1e-05
 //
 //	# init _dim_d.11 (dim)
 //	init _dim_d.11: constant 8
@@ -27570,8 +27740,8 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	# init _dim_d.12 (dim)
 //	init _dim_d.12: constant 8
 //
-//	# init _num.7 (number)
-//	init _num.7: constant 1e-05
+//	# init _num.9 (number)
+//	init _num.9: constant 1e-05
 //
 //	# net/onehot = pointwise "=" of _lit.1, ids
 //	for i0 in 0..3:
@@ -27716,11 +27886,17 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	    for i2 in 0..3:  # reduction
 //	      _net.encoder_block#2.masked_attention#1@3/attn.1[0, i0, i1, 0] += net.encoder_block#2.masked_attention#1@3/ex[0, i0, i1, i2]
 //
-//	# net.encoder_block#2.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
+//	# _net.encoder_block#2.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#2.masked_attention#1@3/attn[0, i0, i1, i2] = net.encoder_block#2.masked_attention#1@3/ex[0, i0, i1, i2] / _net.encoder_block#2.masked_attention#1@3/attn.1[0, i0, i1, 0]
+//	      _net.encoder_block#2.masked_attention#1@3/attn.2[0, i0, i1, i2] = net.encoder_block#2.masked_attention#1@3/ex[0, i0, i1, i2] / _net.encoder_block#2.masked_attention#1@3/attn.1[0, i0, i1, 0]
+//
+//	# net.encoder_block#2.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1@3/attn.2, _num.3
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..3:
+//	      net.encoder_block#2.masked_attention#1@3/attn[0, i0, i1, i2] = where(net/mask[i0, i2], _net.encoder_block#2.masked_attention#1@3/attn.2[0, i0, i1, i2], _num.3[0])
 //
 //	# net.encoder_block#2.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1@3/attn, net.encoder_block#2.masked_attention#1@3/v
 //	fill net.encoder_block#2.masked_attention#1@3/ctx with 0
@@ -27778,9 +27954,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	  for i1 in 0..7:
 //	    _net.encoder_block#2.dense#1@3/x.1[0, i0, i1] = net.encoder_block#2.layer_norm#2.gamma[i1] * net.encoder_block#2.layer_norm#2@3/centered[0, i0, i1]
 //
-//	# _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.3
+//	# _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.4
 //	for i0 in 0..3:
-//	  _net.encoder_block#2.dense#1@3/x.2[0, i0, 0] = net.encoder_block#2.layer_norm#2@3/var[0, i0, 0] + _num.3[0]
+//	  _net.encoder_block#2.dense#1@3/x.2[0, i0, 0] = net.encoder_block#2.layer_norm#2@3/var[0, i0, 0] + _num.4[0]
 //
 //	# _net.encoder_block#2.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1@3/x.2
 //	for i0 in 0..3:
@@ -27865,9 +28041,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	  for i1 in 0..7:
 //	    _net.encoder_block#1.masked_attention#1@3/x.1[0, i0, i1] = net.encoder_block#1.layer_norm#1.gamma[i1] * net.encoder_block#1.layer_norm#1@3/centered[0, i0, i1]
 //
-//	# _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.4
+//	# _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.5
 //	for i0 in 0..3:
-//	  _net.encoder_block#1.masked_attention#1@3/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#1@3/var[0, i0, 0] + _num.4[0]
+//	  _net.encoder_block#1.masked_attention#1@3/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#1@3/var[0, i0, 0] + _num.5[0]
 //
 //	# _net.encoder_block#1.masked_attention#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1@3/x.2
 //	for i0 in 0..3:
@@ -27924,11 +28100,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	    for i2 in 0..3:
 //	      net.encoder_block#1.masked_attention#1@3/scores[0, i0, i1, i2] = _net.encoder_block#1.masked_attention#1@3/scores.1[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@3/scores.2[0]
 //
-//	# net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5
+//	# net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.6
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#1.masked_attention#1@3/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#1.masked_attention#1@3/scores[0, i0, i1, i2], _num.5[0])
+//	      net.encoder_block#1.masked_attention#1@3/masked[0, i0, i1, i2] = where(net/mask[i0, i2], net.encoder_block#1.masked_attention#1@3/scores[0, i0, i1, i2], _num.6[0])
 //
 //	# net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 //	fill net.encoder_block#1.masked_attention#1@3/m with -inf
@@ -27956,11 +28132,17 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	    for i2 in 0..3:  # reduction
 //	      _net.encoder_block#1.masked_attention#1@3/attn.1[0, i0, i1, 0] += net.encoder_block#1.masked_attention#1@3/ex[0, i0, i1, i2]
 //
-//	# net.encoder_block#1.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
+//	# _net.encoder_block#1.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net.encoder_block#1.masked_attention#1@3/attn[0, i0, i1, i2] = net.encoder_block#1.masked_attention#1@3/ex[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@3/attn.1[0, i0, i1, 0]
+//	      _net.encoder_block#1.masked_attention#1@3/attn.2[0, i0, i1, i2] = net.encoder_block#1.masked_attention#1@3/ex[0, i0, i1, i2] / _net.encoder_block#1.masked_attention#1@3/attn.1[0, i0, i1, 0]
+//
+//	# net.encoder_block#1.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1@3/attn.2, _num.7
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..3:
+//	      net.encoder_block#1.masked_attention#1@3/attn[0, i0, i1, i2] = where(net/mask[i0, i2], _net.encoder_block#1.masked_attention#1@3/attn.2[0, i0, i1, i2], _num.7[0])
 //
 //	# net.encoder_block#1.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1@3/attn, net.encoder_block#1.masked_attention#1@3/v
 //	fill net.encoder_block#1.masked_attention#1@3/ctx with 0
@@ -28018,9 +28200,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	  for i1 in 0..7:
 //	    _net.encoder_block#1.dense#1@3/x.1[0, i0, i1] = net.encoder_block#1.layer_norm#2.gamma[i1] * net.encoder_block#1.layer_norm#2@3/centered[0, i0, i1]
 //
-//	# _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.6
+//	# _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.8
 //	for i0 in 0..3:
-//	  _net.encoder_block#1.dense#1@3/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#2@3/var[0, i0, 0] + _num.6[0]
+//	  _net.encoder_block#1.dense#1@3/x.2[0, i0, 0] = net.encoder_block#1.layer_norm#2@3/var[0, i0, 0] + _num.8[0]
 //
 //	# _net.encoder_block#1.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1@3/x.2
 //	for i0 in 0..3:
@@ -28105,9 +28287,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //	  for i1 in 0..7:
 //	    _net.linear#1/x.1[0, i0, i1] = net.layer_norm#1.gamma[i1] * net.layer_norm#1/centered[0, i0, i1]
 //
-//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 //	for i0 in 0..3:
-//	  _net.linear#1/x.2[0, i0, 0] = net.layer_norm#1/var[0, i0, 0] + _num.7[0]
+//	  _net.linear#1/x.2[0, i0, 0] = net.layer_norm#1/var[0, i0, 0] + _num.9[0]
 //
 //	# _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
 //	for i0 in 0..3:
@@ -28162,6 +28344,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	var net_encoder_block_2_masked_attention_1_3_ex_1 [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_3_ex [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_3_attn_1 [1][4][2][1]float64
+	var net_encoder_block_2_masked_attention_1_3_attn_2 [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_3_attn [1][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_3_ctx [1][4][2][4]float64
 	var net_encoder_block_2_x1_1 [1][4][8]float64
@@ -28205,6 +28388,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	var net_encoder_block_1_masked_attention_1_3_ex_1 [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_3_ex [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_3_attn_1 [1][4][2][1]float64
+	var net_encoder_block_1_masked_attention_1_3_attn_2 [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_3_attn [1][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_3_ctx [1][4][2][4]float64
 	var net_encoder_block_1_x1_1 [1][4][8]float64
@@ -28605,14 +28789,30 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// net.encoder_block#2.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
+	// _net.encoder_block#2.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
 	for i0 := range 4 {
 		for i1 := range 2 {
 			net_encoder_block_2_masked_attention_1_3_exRow3 := &net_encoder_block_2_masked_attention_1_3_ex[0][i0][i1]
 			net_encoder_block_2_masked_attention_1_3_attn_1V := net_encoder_block_2_masked_attention_1_3_attn_1[0][i0][i1][0]
+			net_encoder_block_2_masked_attention_1_3_attn_2Row := &net_encoder_block_2_masked_attention_1_3_attn_2[0][i0][i1]
+			for i2 := range 4 {
+				net_encoder_block_2_masked_attention_1_3_attn_2Row[i2] = net_encoder_block_2_masked_attention_1_3_exRow3[i2] / net_encoder_block_2_masked_attention_1_3_attn_1V
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1@3/attn.2, _num.3
+	for i0 := range 4 {
+		net_maskRow2 := &net_mask[i0]
+		for i1 := range 2 {
+			net_encoder_block_2_masked_attention_1_3_attn_2Row2 := &net_encoder_block_2_masked_attention_1_3_attn_2[0][i0][i1]
 			net_encoder_block_2_masked_attention_1_3_attnRow := &net_encoder_block_2_masked_attention_1_3_attn[0][i0][i1]
 			for i2 := range 4 {
-				net_encoder_block_2_masked_attention_1_3_attnRow[i2] = net_encoder_block_2_masked_attention_1_3_exRow3[i2] / net_encoder_block_2_masked_attention_1_3_attn_1V
+				r3 := float64(0)
+				if net_maskRow2[i2] != 0 {
+					r3 = net_encoder_block_2_masked_attention_1_3_attn_2Row2[i2]
+				}
+				net_encoder_block_2_masked_attention_1_3_attnRow[i2] = r3
 			}
 		}
 	}
@@ -28756,7 +28956,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.3
+	// _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.4
 	net_encoder_block_2_layer_norm_2_3_varRow2 := &net_encoder_block_2_layer_norm_2_3_var[0]
 	net_encoder_block_2_dense_1_3_x_2Row := &net_encoder_block_2_dense_1_3_x_2[0]
 	for i0 := range 4 {
@@ -28824,11 +29024,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		net_encoder_block_2_linear_1_3_x_2Row2 := &net_encoder_block_2_linear_1_3_x_2[0][i0]
 		net_encoder_block_2_linear_1_3_xRow := &net_encoder_block_2_linear_1_3_x[0][i0]
 		for i1 := range 16 {
-			r3 := net_encoder_block_2_linear_1_3_x_2Row2[i1]
-			if !(r3 > 0) {
-				r3 = 0
+			r4 := net_encoder_block_2_linear_1_3_x_2Row2[i1]
+			if !(r4 > 0) {
+				r4 = 0
 			}
-			net_encoder_block_2_linear_1_3_xRow[i1] = r3
+			net_encoder_block_2_linear_1_3_xRow[i1] = r4
 		}
 	}
 
@@ -28950,7 +29150,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.4
+	// _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.5
 	net_encoder_block_1_layer_norm_1_3_varRow2 := &net_encoder_block_1_layer_norm_1_3_var[0]
 	net_encoder_block_1_masked_attention_1_3_x_2Row := &net_encoder_block_1_masked_attention_1_3_x_2[0]
 	for i0 := range 4 {
@@ -29095,18 +29295,18 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5
+	// net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.6
 	for i0 := range 4 {
-		net_maskRow2 := &net_mask[i0]
+		net_maskRow3 := &net_mask[i0]
 		for i1 := range 2 {
 			net_encoder_block_1_masked_attention_1_3_scoresRow2 := &net_encoder_block_1_masked_attention_1_3_scores[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_3_maskedRow := &net_encoder_block_1_masked_attention_1_3_masked[0][i0][i1]
 			for i2 := range 4 {
-				r4 := float64(-1e+09)
-				if net_maskRow2[i2] != 0 {
-					r4 = net_encoder_block_1_masked_attention_1_3_scoresRow2[i2]
+				r5 := float64(-1e+09)
+				if net_maskRow3[i2] != 0 {
+					r5 = net_encoder_block_1_masked_attention_1_3_scoresRow2[i2]
 				}
-				net_encoder_block_1_masked_attention_1_3_maskedRow[i2] = r4
+				net_encoder_block_1_masked_attention_1_3_maskedRow[i2] = r5
 			}
 		}
 	}
@@ -29179,14 +29379,30 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
+	// _net.encoder_block#1.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
 	for i0 := range 4 {
 		for i1 := range 2 {
 			net_encoder_block_1_masked_attention_1_3_exRow3 := &net_encoder_block_1_masked_attention_1_3_ex[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_3_attn_1V := net_encoder_block_1_masked_attention_1_3_attn_1[0][i0][i1][0]
+			net_encoder_block_1_masked_attention_1_3_attn_2Row := &net_encoder_block_1_masked_attention_1_3_attn_2[0][i0][i1]
+			for i2 := range 4 {
+				net_encoder_block_1_masked_attention_1_3_attn_2Row[i2] = net_encoder_block_1_masked_attention_1_3_exRow3[i2] / net_encoder_block_1_masked_attention_1_3_attn_1V
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1@3/attn.2, _num.7
+	for i0 := range 4 {
+		net_maskRow4 := &net_mask[i0]
+		for i1 := range 2 {
+			net_encoder_block_1_masked_attention_1_3_attn_2Row2 := &net_encoder_block_1_masked_attention_1_3_attn_2[0][i0][i1]
 			net_encoder_block_1_masked_attention_1_3_attnRow := &net_encoder_block_1_masked_attention_1_3_attn[0][i0][i1]
 			for i2 := range 4 {
-				net_encoder_block_1_masked_attention_1_3_attnRow[i2] = net_encoder_block_1_masked_attention_1_3_exRow3[i2] / net_encoder_block_1_masked_attention_1_3_attn_1V
+				r6 := float64(0)
+				if net_maskRow4[i2] != 0 {
+					r6 = net_encoder_block_1_masked_attention_1_3_attn_2Row2[i2]
+				}
+				net_encoder_block_1_masked_attention_1_3_attnRow[i2] = r6
 			}
 		}
 	}
@@ -29330,7 +29546,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.6
+	// _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.8
 	net_encoder_block_1_layer_norm_2_3_varRow2 := &net_encoder_block_1_layer_norm_2_3_var[0]
 	net_encoder_block_1_dense_1_3_x_2Row := &net_encoder_block_1_dense_1_3_x_2[0]
 	for i0 := range 4 {
@@ -29398,11 +29614,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		net_encoder_block_1_linear_1_3_x_2Row2 := &net_encoder_block_1_linear_1_3_x_2[0][i0]
 		net_encoder_block_1_linear_1_3_xRow := &net_encoder_block_1_linear_1_3_x[0][i0]
 		for i1 := range 16 {
-			r5 := net_encoder_block_1_linear_1_3_x_2Row2[i1]
-			if !(r5 > 0) {
-				r5 = 0
+			r7 := net_encoder_block_1_linear_1_3_x_2Row2[i1]
+			if !(r7 > 0) {
+				r7 = 0
 			}
-			net_encoder_block_1_linear_1_3_xRow[i1] = r5
+			net_encoder_block_1_linear_1_3_xRow[i1] = r7
 		}
 	}
 
@@ -29524,7 +29740,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 	net_layer_norm_1_varRow2 := &net_layer_norm_1_var[0]
 	net_linear_1_x_2Row := &net_linear_1_x_2[0]
 	for i0 := range 4 {
@@ -29638,6 +29854,8 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	_net.encoder_block#2.masked_attention#1@3/ex.1: 3,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1@3/ex: 3,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#2.masked_attention#1@3/attn.1: 3,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#2.masked_attention#1@3/attn.2: 3,4 | 4 -> 2 (let, local)
+//	_num.3: 1 (number, constant)
 //	net.encoder_block#2.masked_attention#1@3/attn: 3,4 | 4 -> 2 (let, local)
 //	net.encoder_block#2.masked_attention#1@3/ctx: 3,4 | 2,4 (let, local)
 //	net.encoder_block#2.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock2MaskedAttention1WO)
@@ -29653,7 +29871,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	net.encoder_block#2.layer_norm#2@3/var: 3,4 | 1 (let, local)
 //	net.encoder_block#2.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock2LayerNorm2Gamma)
 //	_net.encoder_block#2.dense#1@3/x.1: 3,4 | 8 (let, local)
-//	_num.3: 1 (number, constant)
+//	_num.4: 1 (number, constant)
 //	_net.encoder_block#2.dense#1@3/x.2: 3,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1@3/x.3: 3,4 | 1 (let, local)
 //	_net.encoder_block#2.dense#1@3/x.4: 3,4 | 8 (let, local)
@@ -29679,7 +29897,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	net.encoder_block#1.layer_norm#1@3/var: 3,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#1.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm1Gamma)
 //	_net.encoder_block#1.masked_attention#1@3/x.1: 3,4 | 8 (let, local)
-//	_num.4: 1 (number, constant)
+//	_num.5: 1 (number, constant)
 //	_net.encoder_block#1.masked_attention#1@3/x.2: 3,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/x.3: 3,4 | 1 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/x.4: 3,4 | 8 (let, local)
@@ -29695,12 +29913,14 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	_dim_d.8: 1 (dim, constant)
 //	_net.encoder_block#1.masked_attention#1@3/scores.2: 1 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/scores: 3,4 | 4 -> 2 (let, local)
-//	_num.5: 1 (number, constant)
+//	_num.6: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1@3/masked: 3,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/m: 3,4 | 1 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/ex.1: 3,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/ex: 3,4 | 4 -> 2 (let, local)
 //	_net.encoder_block#1.masked_attention#1@3/attn.1: 3,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#1.masked_attention#1@3/attn.2: 3,4 | 4 -> 2 (let, local)
+//	_num.7: 1 (number, constant)
 //	net.encoder_block#1.masked_attention#1@3/attn: 3,4 | 4 -> 2 (let, local)
 //	net.encoder_block#1.masked_attention#1@3/ctx: 3,4 | 2,4 (let, local)
 //	net.encoder_block#1.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock1MaskedAttention1WO)
@@ -29716,7 +29936,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	net.encoder_block#1.layer_norm#2@3/var: 3,4 | 1 (let, local)
 //	net.encoder_block#1.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm2Gamma)
 //	_net.encoder_block#1.dense#1@3/x.1: 3,4 | 8 (let, local)
-//	_num.6: 1 (number, constant)
+//	_num.8: 1 (number, constant)
 //	_net.encoder_block#1.dense#1@3/x.2: 3,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1@3/x.3: 3,4 | 1 (let, local)
 //	_net.encoder_block#1.dense#1@3/x.4: 3,4 | 8 (let, local)
@@ -29742,7 +29962,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	net.layer_norm#1/var: 3,4 | 1 (let, local)
 //	net.layer_norm#1.gamma: 8 (param, parameter pNetLayerNorm1Gamma)
 //	_net.linear#1/x.1: 3,4 | 8 (let, local)
-//	_num.7: 1 (number, constant)
+//	_num.9: 1 (number, constant)
 //	_net.linear#1/x.2: 3,4 | 1 (let, local)
 //	_net.linear#1/x.3: 3,4 | 1 (let, local)
 //	_net.linear#1/x.4: 3,4 | 8 (let, local)
@@ -29776,14 +29996,17 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	# init _num.2 (number)
 //	init _num.2: constant -1e+09
 //
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
 //	# init _dim_d.4 (dim)
 //	init _dim_d.4: constant 8
 //
 //	# init _dim_d.5 (dim)
 //	init _dim_d.5: constant 8
 //
-//	# init _num.3 (number)
-//	init _num.3: constant 1e-05
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
 //
 //	# init _dim_d.6 (dim)
 //	init _dim_d.6: constant 8
@@ -29791,14 +30014,17 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	# init _dim_d.7 (dim)
 //	init _dim_d.7: constant 8
 //
-//	# init _num.4 (number)
-//	init _num.4: constant 1e-05
+//	# init _num.5 (number)
+//	init _num.5: constant 1e-05
 //
 //	# init _dim_d.8 (dim)
 //	init _dim_d.8: constant 4
 //
-//	# init _num.5 (number)
-//	init _num.5: constant -1e+09
+//	# init _num.6 (number)
+//	init _num.6: constant -1e+09
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 0
 //
 //	# init _dim_d.9 (dim)
 //	init _dim_d.9: constant 8
@@ -29806,8 +30032,8 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	# init _dim_d.10 (dim)
 //	init _dim_d.10: constant 8
 //
-//	# init _num.6 (number)
-//	init _num.6: constant 1e-05
+//	# init _num.8 (number)
+//	init _num.8: constant 1e-05
 //
 //	# init _dim_d.11 (dim)
 //	init _dim_d.11: constant 8
@@ -29815,8 +30041,8 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	# init _dim_d.12 (dim)
 //	init _dim_d.12: constant 8
 //
-//	# init _num.7 (number)
-//	init _num.7: constant 1e-05
+//	# init _num.9 (number)
+//	init _num.9: constant 1e-05
 //
 //	# net/onehot = pointwise "=" of _lit.1, ids
 //	for i0 in 0..2:
@@ -29963,12 +30189,14 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      for i3 in 0..3:  # reduction
 //	        _net.encoder_block#2.masked_attention#1@3/attn.1[i0, i1, i2, 0] += net.encoder_block#2.masked_attention#1@3/ex[i0, i1, i2, i3]
 //
-//	# net.encoder_block#2.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
+//	# _net.encoder_block#2.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
+//
+//	# net.encoder_block#2.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1@3/attn.2, _num.3, with _net.encoder_block#2.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1@3/attn[i0, i1, i2, i3] = net.encoder_block#2.masked_attention#1@3/ex[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1@3/attn.1[i0, i1, i2, 0]
+//	        net.encoder_block#2.masked_attention#1@3/attn[i0, i1, i2, i3] = where(net/mask[i1, i3], net.encoder_block#2.masked_attention#1@3/ex[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1@3/attn.1[i0, i1, i2, 0], _num.3[0])
 //
 //	# net.encoder_block#2.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1@3/attn, net.encoder_block#2.masked_attention#1@3/v
 //	fill net.encoder_block#2.masked_attention#1@3/ctx with 0
@@ -30028,10 +30256,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //
 //	# _net.encoder_block#2.dense#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2@3/centered
 //
-//	# _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.3
+//	# _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.4
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#2.dense#1@3/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#2@3/var[i0, i1, 0] + _num.3[0]
+//	    _net.encoder_block#2.dense#1@3/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#2@3/var[i0, i1, 0] + _num.4[0]
 //
 //	# _net.encoder_block#2.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1@3/x.2
 //	for i0 in 0..2:
@@ -30112,10 +30340,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //
 //	# _net.encoder_block#1.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1@3/centered
 //
-//	# _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.4
+//	# _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.5
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#1.masked_attention#1@3/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#1@3/var[i0, i1, 0] + _num.4[0]
+//	    _net.encoder_block#1.masked_attention#1@3/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#1@3/var[i0, i1, 0] + _num.5[0]
 //
 //	# _net.encoder_block#1.masked_attention#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1@3/x.2
 //	for i0 in 0..2:
@@ -30171,12 +30399,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //
 //	# net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2
 //
-//	# net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5, with net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2 fused
+//	# net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.6, with net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1@3/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1@3/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1@3/scores.2[0], _num.5[0])
+//	        net.encoder_block#1.masked_attention#1@3/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1@3/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1@3/scores.2[0], _num.6[0])
 //
 //	# net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 //	fill net.encoder_block#1.masked_attention#1@3/m with -inf
@@ -30203,12 +30431,14 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      for i3 in 0..3:  # reduction
 //	        _net.encoder_block#1.masked_attention#1@3/attn.1[i0, i1, i2, 0] += net.encoder_block#1.masked_attention#1@3/ex[i0, i1, i2, i3]
 //
-//	# net.encoder_block#1.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
+//	# _net.encoder_block#1.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
+//
+//	# net.encoder_block#1.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1@3/attn.2, _num.7, with _net.encoder_block#1.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1@3/attn[i0, i1, i2, i3] = net.encoder_block#1.masked_attention#1@3/ex[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1@3/attn.1[i0, i1, i2, 0]
+//	        net.encoder_block#1.masked_attention#1@3/attn[i0, i1, i2, i3] = where(net/mask[i1, i3], net.encoder_block#1.masked_attention#1@3/ex[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1@3/attn.1[i0, i1, i2, 0], _num.7[0])
 //
 //	# net.encoder_block#1.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1@3/attn, net.encoder_block#1.masked_attention#1@3/v
 //	fill net.encoder_block#1.masked_attention#1@3/ctx with 0
@@ -30268,10 +30498,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //
 //	# _net.encoder_block#1.dense#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2@3/centered
 //
-//	# _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.6
+//	# _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.8
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _net.encoder_block#1.dense#1@3/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#2@3/var[i0, i1, 0] + _num.6[0]
+//	    _net.encoder_block#1.dense#1@3/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#2@3/var[i0, i1, 0] + _num.8[0]
 //
 //	# _net.encoder_block#1.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1@3/x.2
 //	for i0 in 0..2:
@@ -30352,10 +30582,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //
 //	# _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 //
-//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _net.linear#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.7[0]
+//	    _net.linear#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.9[0]
 //
 //	# _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
 //	for i0 in 0..2:
@@ -30808,15 +31038,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// net.encoder_block#2.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
+	// net.encoder_block#2.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#2.masked_attention#1@3/attn.2, _num.3, with _net.encoder_block#2.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1 fused
 	for i0 := range 3 {
 		for i1 := range 4 {
+			net_maskRow2 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_3_exRow3 := &net_encoder_block_2_masked_attention_1_3_ex[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_3_attn_1V := net_encoder_block_2_masked_attention_1_3_attn_1[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_3_attnRow := &net_encoder_block_2_masked_attention_1_3_attn[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_3_attnRow[i3] = net_encoder_block_2_masked_attention_1_3_exRow3[i3] / net_encoder_block_2_masked_attention_1_3_attn_1V
+					r3 := float64(0)
+					if net_maskRow2[i3] != 0 {
+						r3 = net_encoder_block_2_masked_attention_1_3_exRow3[i3] / net_encoder_block_2_masked_attention_1_3_attn_1V
+					}
+					net_encoder_block_2_masked_attention_1_3_attnRow[i3] = r3
 				}
 			}
 		}
@@ -30955,7 +31190,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.3
+	// _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.4
 	for i0 := range 3 {
 		net_encoder_block_2_layer_norm_2_3_varRow2 := &net_encoder_block_2_layer_norm_2_3_var[i0]
 		net_encoder_block_2_dense_1_3_x_2Row := &net_encoder_block_2_dense_1_3_x_2[i0]
@@ -31014,11 +31249,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 			net_encoder_block_2_linear_1_3_x_1Row := &net_encoder_block_2_linear_1_3_x_1[i0][i1]
 			net_encoder_block_2_linear_1_3_xRow := &net_encoder_block_2_linear_1_3_x[i0][i1]
 			for i2 := range 16 {
-				r3 := net_encoder_block_2_linear_1_3_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
-				if !(r3 > 0) {
-					r3 = 0
+				r4 := net_encoder_block_2_linear_1_3_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
+				if !(r4 > 0) {
+					r4 = 0
 				}
-				net_encoder_block_2_linear_1_3_xRow[i2] = r3
+				net_encoder_block_2_linear_1_3_xRow[i2] = r4
 			}
 		}
 	}
@@ -31128,7 +31363,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.4
+	// _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.5
 	for i0 := range 3 {
 		net_encoder_block_1_layer_norm_1_3_varRow2 := &net_encoder_block_1_layer_norm_1_3_var[i0]
 		net_encoder_block_1_masked_attention_1_3_x_2Row := &net_encoder_block_1_masked_attention_1_3_x_2[i0]
@@ -31254,20 +31489,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.masked_attention#1@3/scores.2 = pointwise sqrt of _dim_d.8
 	net_encoder_block_1_masked_attention_1_3_scores_2[0] = 2
 
-	// net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5, with net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2 fused
+	// net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.6, with net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2 fused
 	net_encoder_block_1_masked_attention_1_3_scores_2V := net_encoder_block_1_masked_attention_1_3_scores_2[0]
 	for i0 := range 3 {
 		for i1 := range 4 {
-			net_maskRow2 := &net_mask[i1]
+			net_maskRow3 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_3_scores_1Row := &net_encoder_block_1_masked_attention_1_3_scores_1[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_3_maskedRow := &net_encoder_block_1_masked_attention_1_3_masked[i0][i1][i2]
 				for i3 := range 4 {
-					r4 := float64(-1e+09)
-					if net_maskRow2[i3] != 0 {
-						r4 = net_encoder_block_1_masked_attention_1_3_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_3_scores_2V
+					r5 := float64(-1e+09)
+					if net_maskRow3[i3] != 0 {
+						r5 = net_encoder_block_1_masked_attention_1_3_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_3_scores_2V
 					}
-					net_encoder_block_1_masked_attention_1_3_maskedRow[i3] = r4
+					net_encoder_block_1_masked_attention_1_3_maskedRow[i3] = r5
 				}
 			}
 		}
@@ -31336,15 +31571,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// net.encoder_block#1.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
+	// net.encoder_block#1.masked_attention#1@3/attn = pointwise where of net/mask, _net.encoder_block#1.masked_attention#1@3/attn.2, _num.7, with _net.encoder_block#1.masked_attention#1@3/attn.2 = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1 fused
 	for i0 := range 3 {
 		for i1 := range 4 {
+			net_maskRow4 := &net_mask[i1]
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_3_exRow3 := &net_encoder_block_1_masked_attention_1_3_ex[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_3_attn_1V := net_encoder_block_1_masked_attention_1_3_attn_1[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_3_attnRow := &net_encoder_block_1_masked_attention_1_3_attn[i0][i1][i2]
 				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_3_attnRow[i3] = net_encoder_block_1_masked_attention_1_3_exRow3[i3] / net_encoder_block_1_masked_attention_1_3_attn_1V
+					r6 := float64(0)
+					if net_maskRow4[i3] != 0 {
+						r6 = net_encoder_block_1_masked_attention_1_3_exRow3[i3] / net_encoder_block_1_masked_attention_1_3_attn_1V
+					}
+					net_encoder_block_1_masked_attention_1_3_attnRow[i3] = r6
 				}
 			}
 		}
@@ -31483,7 +31723,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.6
+	// _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.8
 	for i0 := range 3 {
 		net_encoder_block_1_layer_norm_2_3_varRow2 := &net_encoder_block_1_layer_norm_2_3_var[i0]
 		net_encoder_block_1_dense_1_3_x_2Row := &net_encoder_block_1_dense_1_3_x_2[i0]
@@ -31542,11 +31782,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 			net_encoder_block_1_linear_1_3_x_1Row := &net_encoder_block_1_linear_1_3_x_1[i0][i1]
 			net_encoder_block_1_linear_1_3_xRow := &net_encoder_block_1_linear_1_3_x[i0][i1]
 			for i2 := range 16 {
-				r5 := net_encoder_block_1_linear_1_3_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
-				if !(r5 > 0) {
-					r5 = 0
+				r7 := net_encoder_block_1_linear_1_3_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
+				if !(r7 > 0) {
+					r7 = 0
 				}
-				net_encoder_block_1_linear_1_3_xRow[i2] = r5
+				net_encoder_block_1_linear_1_3_xRow[i2] = r7
 			}
 		}
 	}
@@ -31656,7 +31896,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.9
 	for i0 := range 3 {
 		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
 		net_linear_1_x_2Row := &net_linear_1_x_2[i0]

@@ -176,10 +176,10 @@ func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = div(x0,x1).
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = where(x0,div(x1,x2),0).
 //
 //go:noescape
-func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 128 elements: c = relu(add(x0,x1)).
 //
@@ -271,90 +271,95 @@ func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap24AVX512(c *float32, x0 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 16 elements: c = add(div(x0,x1),0).
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 16 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
 func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 16 elements: c += x0.
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 16 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap26AVX512(c *float32, x0 *float32)
+func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 16 elements: c += x0.
 //
 //go:noescape
-func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap27AVX512(c *float32, x0 *float32)
 
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 512 elements: c = 16.
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap28AVX512(c *float32)
+func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap29AVX512 runs a float32 pointwise kernel over 16 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 512 elements: c = 16.
 //
 //go:noescape
-func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap29AVX512(c *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 16 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 16 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 16 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap32AVX512 runs a float32 pointwise kernel over 45 elements: c = 0.
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap32AVX512(c *float32)
+func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX512 runs a float32 pointwise kernel over 90 elements: c = 0.
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 45 elements: c = 0.
 //
 //go:noescape
 func ocannlMap33AVX512(c *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 90 elements: c = 0.
 //
 //go:noescape
-func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap34AVX512(c *float32)
 
-// ocannlMap35AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX512 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap36AVX512(c *float32, x0 *float32)
+func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 18432 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap37AVX512(c *float32, x0 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 240 elements: c = 0.
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 18432 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap38AVX512(c *float32)
+func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 480 elements: c = 0.
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 240 elements: c = 0.
 //
 //go:noescape
 func ocannlMap39AVX512(c *float32)
 
-// ocannlMap40AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 480 elements: c = 0.
 //
 //go:noescape
 func ocannlMap40AVX512(c *float32)
 
-// ocannlMap41AVX512 runs a float32 pointwise kernel over 192 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap41AVX512(c *float32)
+
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 192 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 64 elements.
 //
@@ -656,10 +661,10 @@ func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 16 elements: c = div(x0,x1).
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 16 elements: c = where(x0,div(x1,x2),0).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap6AVX2 runs a float32 pointwise kernel over 128 elements: c = relu(add(x0,x1)).
 //
@@ -756,90 +761,95 @@ func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap24AVX2(c *float32, x0 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 16 elements: c = add(div(x0,x1),0).
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 16 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
 func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 16 elements: c += x0.
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 16 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap26AVX2(c *float32, x0 *float32)
+func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 16 elements: c += x0.
 //
 //go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap27AVX2(c *float32, x0 *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 512 elements: c = 16.
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap28AVX2(c *float32)
+func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 16 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 512 elements: c = 16.
 //
 //go:noescape
-func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap29AVX2(c *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 16 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 16 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 16 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 45 elements: c = 0.
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap32AVX2(c *float32)
+func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 90 elements: c = 0.
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 45 elements: c = 0.
 //
 //go:noescape
 func ocannlMap33AVX2(c *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 90 elements: c = 0.
 //
 //go:noescape
-func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap34AVX2(c *float32)
 
-// ocannlMap35AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap36AVX2(c *float32, x0 *float32)
+func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 18432 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap37AVX2(c *float32, x0 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 240 elements: c = 0.
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 18432 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap38AVX2(c *float32)
+func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 480 elements: c = 0.
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 240 elements: c = 0.
 //
 //go:noescape
 func ocannlMap39AVX2(c *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 480 elements: c = 0.
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 192 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap41AVX2(c *float32)
+
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 192 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 64 elements.
 //

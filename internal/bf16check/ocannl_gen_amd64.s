@@ -4393,25 +4393,32 @@ DATA ocannlMap4AVX512Consts<>+440(SB)/4, $0x39500d01
 DATA ocannlMap4AVX512Consts<>+444(SB)/4, $0x39500d01
 GLOBL ocannlMap4AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, SI
 
 row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS      (CX), Z1
-	VDIVPS       Z0, Z1, Z0
-	VMOVUPS      Z0, (AX)
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z3
+	VMOVUPS      (DX), Z4
+	VDIVPS       Z1, Z4, Z1
+	VCMPPS       $0x04, Z0, Z3, K1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VMOVUPS      Z2, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
-	ADDQ         $+4, DX
-	DECQ         BX
+	ADDQ         $+64, DX
+	ADDQ         $+192, AX
+	ADDQ         $+192, DX
+	ADDQ         $+16, BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -5092,6 +5099,38 @@ TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	VMOVUPS   (CX), Z1
+	VMOVUPS   (DX), Z3
+	VCMPPS    $0x04, Z0, Z1, K1
+	VBLENDMPS Z3, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	ADDQ      $-64, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000040, BX
 
 row1:
@@ -5108,9 +5147,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5129,9 +5168,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5153,9 +5192,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32)
+// func ocannlMap29AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -5170,9 +5209,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5202,9 +5241,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5238,9 +5277,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5265,9 +5304,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32)
+// func ocannlMap33AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5290,9 +5329,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32)
+// func ocannlMap34AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5315,9 +5354,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5342,9 +5381,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5372,26 +5411,26 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlMap36AVX512Consts<>+0(SB), Z0
-	VBROADCASTSS ocannlMap36AVX512Consts<>+32(SB), Z1
-	VBROADCASTSS ocannlMap36AVX512Consts<>+64(SB), Z2
-	VBROADCASTSS ocannlMap36AVX512Consts<>+96(SB), Z3
-	VBROADCASTSS ocannlMap36AVX512Consts<>+128(SB), Z4
-	VBROADCASTSS ocannlMap36AVX512Consts<>+160(SB), Z5
-	VBROADCASTSS ocannlMap36AVX512Consts<>+192(SB), Z6
-	VBROADCASTSS ocannlMap36AVX512Consts<>+224(SB), Z7
-	VBROADCASTSS ocannlMap36AVX512Consts<>+256(SB), Z8
-	VBROADCASTSS ocannlMap36AVX512Consts<>+288(SB), Z9
-	VBROADCASTSS ocannlMap36AVX512Consts<>+320(SB), Z10
-	VBROADCASTSS ocannlMap36AVX512Consts<>+352(SB), Z11
-	VBROADCASTSS ocannlMap36AVX512Consts<>+384(SB), Z12
+	VBROADCASTSS ocannlMap37AVX512Consts<>+0(SB), Z0
+	VBROADCASTSS ocannlMap37AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap37AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap37AVX512Consts<>+128(SB), Z4
+	VBROADCASTSS ocannlMap37AVX512Consts<>+160(SB), Z5
+	VBROADCASTSS ocannlMap37AVX512Consts<>+192(SB), Z6
+	VBROADCASTSS ocannlMap37AVX512Consts<>+224(SB), Z7
+	VBROADCASTSS ocannlMap37AVX512Consts<>+256(SB), Z8
+	VBROADCASTSS ocannlMap37AVX512Consts<>+288(SB), Z9
+	VBROADCASTSS ocannlMap37AVX512Consts<>+320(SB), Z10
+	VBROADCASTSS ocannlMap37AVX512Consts<>+352(SB), Z11
+	VBROADCASTSS ocannlMap37AVX512Consts<>+384(SB), Z12
 	MOVQ         $0x0000000a, DX
 
 e1:
@@ -5402,7 +5441,7 @@ e1:
 	VRNDSCALEPS  $0x00, Z14, Z14
 	VFNMADD231PS Z7, Z14, Z13
 	VFNMADD231PS Z8, Z14, Z13
-	VBROADCASTSS ocannlMap36AVX512Consts<>+416(SB), Z15
+	VBROADCASTSS ocannlMap37AVX512Consts<>+416(SB), Z15
 	VFMADD213PS  Z9, Z13, Z15
 	VFMADD213PS  Z10, Z13, Z15
 	VFMADD213PS  Z11, Z13, Z15
@@ -5429,123 +5468,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap36AVX512Consts<>+0(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+4(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+8(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+12(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+16(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+20(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+24(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+28(SB)/4, $0x3f000000
-DATA ocannlMap36AVX512Consts<>+32(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+36(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+40(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+44(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+48(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+52(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+56(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+60(SB)/4, $0x3f800000
-DATA ocannlMap36AVX512Consts<>+64(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+68(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+72(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+76(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+80(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+84(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+88(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+92(SB)/4, $0x4b400000
-DATA ocannlMap36AVX512Consts<>+96(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+100(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+104(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+108(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+112(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+116(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+120(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+124(SB)/4, $0x0000007f
-DATA ocannlMap36AVX512Consts<>+128(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+132(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+136(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+140(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+144(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+148(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+152(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+156(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX512Consts<>+160(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+164(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+168(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+172(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+176(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+180(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+184(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+188(SB)/4, $0x42b20000
-DATA ocannlMap36AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX512Consts<>+224(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+228(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+232(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+236(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+240(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+244(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+248(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+252(SB)/4, $0x3f317218
-DATA ocannlMap36AVX512Consts<>+256(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+260(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+264(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+268(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+272(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+276(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+280(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+284(SB)/4, $0xb102e308
-DATA ocannlMap36AVX512Consts<>+288(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+292(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+296(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+300(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+304(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+308(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+312(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+316(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX512Consts<>+320(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+324(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+328(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+332(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+336(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+340(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+344(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+348(SB)/4, $0x3c088889
-DATA ocannlMap36AVX512Consts<>+352(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+356(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+360(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+364(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+368(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+372(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+376(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+380(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX512Consts<>+384(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+388(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+392(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+396(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+400(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+404(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+408(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+412(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX512Consts<>+416(SB)/4, $0x39500d01
-DATA ocannlMap36AVX512Consts<>+420(SB)/4, $0x39500d01
-DATA ocannlMap36AVX512Consts<>+424(SB)/4, $0x39500d01
-DATA ocannlMap36AVX512Consts<>+428(SB)/4, $0x39500d01
-DATA ocannlMap36AVX512Consts<>+432(SB)/4, $0x39500d01
-DATA ocannlMap36AVX512Consts<>+436(SB)/4, $0x39500d01
-DATA ocannlMap36AVX512Consts<>+440(SB)/4, $0x39500d01
-DATA ocannlMap36AVX512Consts<>+444(SB)/4, $0x39500d01
-GLOBL ocannlMap36AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap37AVX512Consts<>+0(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+4(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+8(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+12(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+16(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+20(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+24(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+28(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+32(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+36(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+40(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+44(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+48(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+52(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+56(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+60(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+64(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+68(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+72(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+76(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+80(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+84(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+88(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+92(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+96(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+100(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+104(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+108(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+112(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+116(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+120(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+124(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+128(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+132(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+136(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+140(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+144(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+148(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+152(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+156(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+160(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+164(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+168(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+172(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+176(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+180(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+184(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+188(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+192(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+196(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+200(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+204(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+208(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+212(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+216(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+220(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+224(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+228(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+232(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+236(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+240(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+244(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+248(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+252(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+256(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+260(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+264(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+268(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+272(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+276(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+280(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+284(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+288(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+292(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+296(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+300(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+304(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+308(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+312(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+316(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+320(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+324(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+328(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+332(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+336(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+340(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+344(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+348(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+352(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+356(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+360(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+364(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+368(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+372(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+376(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+380(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+384(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+388(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+392(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+396(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+400(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+404(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+408(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+412(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+416(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+420(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+424(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+428(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+432(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+436(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+440(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+444(SB)/4, $0x39500d01
+GLOBL ocannlMap37AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5570,9 +5609,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32)
+// func ocannlMap39AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5592,9 +5631,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32)
+// func ocannlMap40AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5608,9 +5647,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32)
+// func ocannlMap41AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5630,9 +5669,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11897,31 +11936,38 @@ DATA ocannlMap4AVX2Consts<>+440(SB)/4, $0x0000007f
 DATA ocannlMap4AVX2Consts<>+444(SB)/4, $0x0000007f
 GLOBL ocannlMap4AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000040, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, SI
 
 row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000002, SI
+	VBROADCASTSS (BX), Y1
+	MOVQ         $0x00000002, DI
 
 e2:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
+	VMOVUPS   (CX), Y2
+	VMOVUPS   (DX), Y3
+	VDIVPS    Y1, Y3, Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e2
+	ADDQ      $+192, AX
+	ADDQ      $+192, DX
+	ADDQ      $+16, BX
+	DECQ      SI
+	JNZ       row1
 	VZEROUPPER
 	RET
 
@@ -12775,6 +12821,43 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000002, DI
+
+e3:
+	VMOVUPS   (CX), Y1
+	VMOVUPS   (DX), Y2
+	VCMPPS    $0x04, Y0, Y1, Y1
+	VBLENDVPS Y1, Y2, Y0, Y1
+	VADDPS    Y0, Y1, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $-64, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000040, BX
 
 row1:
@@ -12796,9 +12879,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12822,9 +12905,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12846,9 +12929,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32)
+// func ocannlMap29AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -12863,9 +12946,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12900,9 +12983,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12941,9 +13024,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12968,9 +13051,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32)
+// func ocannlMap33AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -12992,9 +13075,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32)
+// func ocannlMap34AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13016,9 +13099,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13048,9 +13131,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13078,9 +13161,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13089,31 +13172,31 @@ TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap36AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap36AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap36AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap37AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap36AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap36AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap36AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap36AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap36AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap36AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap36AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap36AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap36AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap37AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap37AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap37AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap37AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap36AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap36AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap37AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap37AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap36AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap36AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap37AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap37AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13124,123 +13207,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap36AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap37AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap37AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap37AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap37AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap37AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap37AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap37AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap37AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap37AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap37AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13265,9 +13348,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32)
+// func ocannlMap39AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13287,9 +13370,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32)
+// func ocannlMap40AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13303,9 +13386,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32)
+// func ocannlMap41AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13325,9 +13408,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -173,7 +173,7 @@ func ocannlMap4AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX512(c, x0, x1 *float32) {
+func ocannlMap5AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
 }
 
@@ -267,20 +267,20 @@ func ocannlMap25AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+func ocannlMap26AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
+}
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
-}
+func ocannlMap27AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+func ocannlMap28AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+}
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
-}
+func ocannlMap29AVX512(c *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX512(c, x0, x1, x2 *float32) {
@@ -288,20 +288,20 @@ func ocannlMap30AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0, x1 *float32) {
+func ocannlMap31AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
 }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
+func ocannlMap32AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX512(c *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
-}
+func ocannlMap34AVX512(c *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0, x1 *float32) {
@@ -309,15 +309,17 @@ func ocannlMap35AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
-
-// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
 }
 
+// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
+
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+func ocannlMap38AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+}
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX512(c *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
@@ -326,8 +328,11 @@ func ocannlMap39AVX512(c *float32) { panic("ocannlgen: ocannlMap39AVX512 called 
 func ocannlMap40AVX512(c *float32) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+func ocannlMap41AVX512(c *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+
+// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap42AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -431,7 +436,9 @@ func ocannlMap3AVX2(c, x0, x1, x2 *float32) {
 func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+func ocannlMap5AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap5AVX2 called without assembly")
+}
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
@@ -502,18 +509,16 @@ func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called 
 func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap29AVX2 called without assembly")
-}
+func ocannlMap29AVX2(c *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX2(c, x0, x1, x2 *float32) {
@@ -521,28 +526,30 @@ func ocannlMap30AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap31AVX2 called without assembly")
+}
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX2(c *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX2(c *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
@@ -551,7 +558,10 @@ func ocannlMap39AVX2(c *float32) { panic("ocannlgen: ocannlMap39AVX2 called with
 func ocannlMap40AVX2(c *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+
+// ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

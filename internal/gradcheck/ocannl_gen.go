@@ -21389,6 +21389,8 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 //	_objective.att/ex.1: 2,4 | 4 -> 2 (let, local)
 //	objective.att/ex: 2,4 | 4 -> 2 (let, local)
 //	_objective.att/attn.1: 2,4 | 1 -> 2 (let, local)
+//	_objective.att/attn.2: 2,4 | 4 -> 2 (let, local)
+//	_num.2: 1 (number, constant)
 //	objective.att/attn: 2,4 | 4 -> 2 (let, local)
 //	objective.att/ctx: 2,4 | 2,2 (let, local)
 //	objective.att.w_o: 2,2 -> 3 (param, parameter pObjectiveAttWO)
@@ -21402,6 +21404,9 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 //
 //	# init _num.1 (number)
 //	init _num.1: constant -1e+09
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 0
 //
 //	# objective.att/q = compose "*" of objective.att.w_q, x
 //	fill objective.att/q with 0
@@ -21476,12 +21481,14 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 //	      for i3 in 0..3:  # reduction
 //	        _objective.att/attn.1[i0, i1, i2, 0] += objective.att/ex[i0, i1, i2, i3]
 //
-//	# objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1
+//	# _objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1
+//
+//	# objective.att/attn = pointwise where of mask, _objective.att/attn.2, _num.2, with _objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/attn[i0, i1, i2, i3] = objective.att/ex[i0, i1, i2, i3] / _objective.att/attn.1[i0, i1, i2, 0]
+//	        objective.att/attn[i0, i1, i2, i3] = where(mask[i1, i3], objective.att/ex[i0, i1, i2, i3] / _objective.att/attn.1[i0, i1, i2, 0], _num.2[0])
 //
 //	# objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v
 //	fill objective.att/ctx with 0
@@ -21678,15 +21685,20 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 		}
 	}
 
-	// objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1
+	// objective.att/attn = pointwise where of mask, _objective.att/attn.2, _num.2, with _objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
+			maskRow2 := &mask[i1]
 			for i2 := range 2 {
 				objective_att_exRow3 := &objective_att_ex[i0][i1][i2]
 				objective_att_attn_1V := objective_att_attn_1[i0][i1][i2][0]
 				objective_att_attnRow := &objective_att_attn[i0][i1][i2]
 				for i3 := range 4 {
-					objective_att_attnRow[i3] = objective_att_exRow3[i3] / objective_att_attn_1V
+					r3 := float64(0)
+					if maskRow2[i3] != 0 {
+						r3 = objective_att_exRow3[i3] / objective_att_attn_1V
+					}
+					objective_att_attnRow[i3] = r3
 				}
 			}
 		}
@@ -21779,6 +21791,8 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	_objective.att/ex.1: 2,4 | 4 -> 2 (let, local)
 //	objective.att/ex: 2,4 | 4 -> 2 (let, local)
 //	_objective.att/attn.1: 2,4 | 1 -> 2 (let, local)
+//	_objective.att/attn.2: 2,4 | 4 -> 2 (let, local)
+//	_num.2: 1 (number, constant)
 //	objective.att/attn: 2,4 | 4 -> 2 (let, local)
 //	objective.att/ctx: 2,4 | 2,2 (let, local)
 //	objective.att.w_o: 2,2 -> 3 (param, parameter pObjectiveAttWO)
@@ -21798,6 +21812,7 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	_objective.att/ex.1.grad: [2 4 2 4] (let, local)
 //	objective.att/ex.grad: [2 4 2 4] (let, local)
 //	_objective.att/attn.1.grad: [2 4 2 1] (let, local)
+//	_objective.att/attn.2.grad: [2 4 2 4] (let, local)
 //	objective.att/attn.grad: [2 4 2 4] (let, local)
 //	objective.att/ctx.grad: [2 4 2 2] (let, local)
 //	objective.att.w_o.grad: [3 2 2] (let, output parameter gObjectiveAttWO)
@@ -21813,6 +21828,9 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //
 //	# init _num.1 (number)
 //	init _num.1: constant -1e+09
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 0
 //
 //	# init _ordinals.1 (the ordinals of [4] reduced points)
 //	init _ordinals.1: range over offsets
@@ -21890,12 +21908,14 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	      for i3 in 0..3:  # reduction
 //	        _objective.att/attn.1[i0, i1, i2, 0] += objective.att/ex[i0, i1, i2, i3]
 //
-//	# objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1
+//	# _objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1
+//
+//	# objective.att/attn = pointwise where of mask, _objective.att/attn.2, _num.2, with _objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/attn[i0, i1, i2, i3] = objective.att/ex[i0, i1, i2, i3] / _objective.att/attn.1[i0, i1, i2, 0]
+//	        objective.att/attn[i0, i1, i2, i3] = where(mask[i1, i3], objective.att/ex[i0, i1, i2, i3] / _objective.att/attn.1[i0, i1, i2, 0], _num.2[0])
 //
 //	# objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v
 //	fill objective.att/ctx with 0
@@ -21936,6 +21956,7 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	fill _objective.att/ex.1.grad with 0
 //	fill objective.att/ex.grad with 0
 //	fill _objective.att/attn.1.grad with 0
+//	fill _objective.att/attn.2.grad with 0
 //	fill objective.att/attn.grad with 0
 //	fill objective.att/ctx.grad with 0
 //	fill objective.att.w_o.grad with 0
@@ -21945,13 +21966,13 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	# objective.grad = 1
 //	objective.grad[0] = 1
 //
-//	# backprop of op 14 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
+//	# backprop of op 15 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:
 //	      _objective.1.grad[i0, i1, i2] += objective.grad[0] * r[i0, i1, i2]
 //
-//	# backprop of op 13 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
+//	# backprop of op 14 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..2:
@@ -21959,7 +21980,7 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	        for i4 in 0..1:
 //	          objective.att.w_o.grad[i2, i3, i4] += _objective.1.grad[i0, i1, i2] * objective.att/ctx[i0, i1, i3, i4]
 //
-//	# backprop of op 13 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g2 =+ v1 * g; g2 is objective.att/ctx.grad
+//	# backprop of op 14 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g2 =+ v1 * g; g2 is objective.att/ctx.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:  # reduction
@@ -21967,7 +21988,7 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	        for i4 in 0..1:
 //	          objective.att/ctx.grad[i0, i1, i3, i4] += objective.att.w_o[i2, i3, i4] * _objective.1.grad[i0, i1, i2]
 //
-//	# backprop of op 12 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g1 =+ g * v2; g1 is objective.att/attn.grad
+//	# backprop of op 13 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g1 =+ g * v2; g1 is objective.att/attn.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
@@ -21975,7 +21996,7 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	        for i4 in 0..3:
 //	          objective.att/attn.grad[i0, i1, i2, i4] += objective.att/ctx.grad[i0, i1, i2, i3] * objective.att/v[i0, i4, i2, i3]
 //
-//	# backprop of op 12 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g2 =+ v1 * g; g2 is objective.att/v.grad
+//	# backprop of op 13 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g2 =+ v1 * g; g2 is objective.att/v.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..1:
@@ -21983,19 +22004,26 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	        for i4 in 0..3:
 //	          objective.att/v.grad[i0, i4, i2, i3] += objective.att/attn[i0, i1, i2, i4] * objective.att/ctx.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 11 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g1 =+ g / v2; g1 is objective.att/ex.grad
+//	# backprop of op 12 (objective.att/attn = pointwise where of mask, _objective.att/attn.2, _num.2): g2 =+ where(v1, g, 0); g2 is _objective.att/attn.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/ex.grad[i0, i1, i2, i3] += objective.att/attn.grad[i0, i1, i2, i3] / _objective.att/attn.1[i0, i1, i2, 0]
+//	        _objective.att/attn.2.grad[i0, i1, i2, i3] += where(mask[i1, i3], objective.att/attn.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 11 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
+//	# backprop of op 11 (_objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1): g1 =+ g / v2; g1 is objective.att/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        objective.att/ex.grad[i0, i1, i2, i3] += _objective.att/attn.2.grad[i0, i1, i2, i3] / _objective.att/attn.1[i0, i1, i2, 0]
+//
+//	# backprop of op 11 (_objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:  # reduction
-//	        _objective.att/attn.1.grad[i0, i1, i2, 0] += objective.att/attn.grad[i0, i1, i2, i3] * neg(objective.att/ex[i0, i1, i2, i3] / (_objective.att/attn.1[i0, i1, i2, 0] * _objective.att/attn.1[i0, i1, i2, 0]))
+//	        _objective.att/attn.1.grad[i0, i1, i2, 0] += _objective.att/attn.2.grad[i0, i1, i2, i3] * neg(objective.att/ex[i0, i1, i2, i3] / (_objective.att/attn.1[i0, i1, i2, 0] * _objective.att/attn.1[i0, i1, i2, 0]))
 //
 //	# backprop of op 10 (_objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex): g1 =+ g; g1 is objective.att/ex.grad
 //	for i0 in 0..1:
@@ -22136,6 +22164,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	var objective_att_ex_1_grad [2][4][2][4]float64
 	var objective_att_ex_grad [2][4][2][4]float64
 	var objective_att_attn_1_grad [2][4][2][1]float64
+	var objective_att_attn_2_grad [2][4][2][4]float64
 	var objective_att_attn_grad [2][4][2][4]float64
 	var objective_att_ctx_grad [2][4][2][2]float64
 	var objective_1_grad [2][4][3]float64
@@ -22303,15 +22332,20 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1
+	// objective.att/attn = pointwise where of mask, _objective.att/attn.2, _num.2, with _objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1 fused
 	for i0 := range 2 {
 		for i1 := range 4 {
+			maskRow2 := &mask[i1]
 			for i2 := range 2 {
 				objective_att_exRow3 := &objective_att_ex[i0][i1][i2]
 				objective_att_attn_1V := objective_att_attn_1[i0][i1][i2][0]
 				objective_att_attnRow := &objective_att_attn[i0][i1][i2]
 				for i3 := range 4 {
-					objective_att_attnRow[i3] = objective_att_exRow3[i3] / objective_att_attn_1V
+					r3 := float64(0)
+					if maskRow2[i3] != 0 {
+						r3 = objective_att_exRow3[i3] / objective_att_attn_1V
+					}
+					objective_att_attnRow[i3] = r3
 				}
 			}
 		}
@@ -22388,7 +22422,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	// objective.grad = 1
 	objective_grad[0] = 1
 
-	// backprop of op 14 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
+	// backprop of op 15 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r): g1 =+ g * v2; g1 is _objective.1.grad
 	objective_gradV := objective_grad[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -22400,7 +22434,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 13 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
+	// backprop of op 14 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
 	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 3 {
@@ -22427,7 +22461,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 13 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g2 =+ v1 * g; g2 is objective.att/ctx.grad
+	// backprop of op 14 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g2 =+ v1 * g; g2 is objective.att/ctx.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 3 {
@@ -22443,7 +22477,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 12 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g1 =+ g * v2; g1 is objective.att/attn.grad
+	// backprop of op 13 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g1 =+ g * v2; g1 is objective.att/attn.grad
 	// i3 unrolled and jammed into i4.
 	for i0 := range 2 {
 		objective_att_vRow2 := &objective_att_v[i0]
@@ -22462,7 +22496,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 12 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g2 =+ v1 * g; g2 is objective.att/v.grad
+	// backprop of op 13 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g2 =+ v1 * g; g2 is objective.att/v.grad
 	for i0 := range 2 {
 		objective_att_v_gradRow := &objective_att_v_grad[i0]
 		for i1 := range 4 {
@@ -22478,37 +22512,55 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 11 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g1 =+ g / v2; g1 is objective.att/ex.grad
+	// backprop of op 12 (objective.att/attn = pointwise where of mask, _objective.att/attn.2, _num.2): g2 =+ where(v1, g, 0); g2 is _objective.att/attn.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
+			maskRow3 := &mask[i1]
 			for i2 := range 2 {
 				objective_att_attn_gradRow2 := &objective_att_attn_grad[i0][i1][i2]
-				objective_att_attn_1V2 := objective_att_attn_1[i0][i1][i2][0]
-				objective_att_ex_gradRow := &objective_att_ex_grad[i0][i1][i2]
+				objective_att_attn_2_gradRow := &objective_att_attn_2_grad[i0][i1][i2]
 				for i3 := range 4 {
-					objective_att_ex_gradRow[i3] += objective_att_attn_gradRow2[i3] / objective_att_attn_1V2
+					r4 := float64(0)
+					if maskRow3[i3] != 0 {
+						r4 = objective_att_attn_gradRow2[i3]
+					}
+					objective_att_attn_2_gradRow[i3] += r4
 				}
 			}
 		}
 	}
 
-	// backprop of op 11 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
+	// backprop of op 11 (_objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1): g1 =+ g / v2; g1 is objective.att/ex.grad
+	for i0 := range 2 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				objective_att_attn_2_gradRow2 := &objective_att_attn_2_grad[i0][i1][i2]
+				objective_att_attn_1V2 := objective_att_attn_1[i0][i1][i2][0]
+				objective_att_ex_gradRow := &objective_att_ex_grad[i0][i1][i2]
+				for i3 := range 4 {
+					objective_att_ex_gradRow[i3] += objective_att_attn_2_gradRow2[i3] / objective_att_attn_1V2
+				}
+			}
+		}
+	}
+
+	// backprop of op 11 (_objective.att/attn.2 = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
+		ocannlReduce4AVX512(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_2_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
+		ocannlReduce4AVX2(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_2_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_attn_gradRow3 := &objective_att_attn_grad[i0][i1][i2]
+					objective_att_attn_2_gradRow3 := &objective_att_attn_2_grad[i0][i1][i2]
 					objective_att_exRow4 := &objective_att_ex[i0][i1][i2]
 					v := objective_att_attn_1[i0][i1][i2][0] * objective_att_attn_1[i0][i1][i2][0]
 					acc11 := objective_att_attn_1_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc11 += objective_att_attn_gradRow3[i3] * (-(objective_att_exRow4[i3] / v))
+						acc11 += objective_att_attn_2_gradRow3[i3] * (-(objective_att_exRow4[i3] / v))
 					}
 					objective_att_attn_1_grad[i0][i1][i2][0] = acc11
 				}
@@ -22589,15 +22641,15 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 					objective_att_mV2 := objective_att_m[i0][i1][i2][0]
 					acc13 := objective_att_m_argmax_7[i0][i1][i2][0]
 					for i3 := range 4 {
-						var r3 float64
+						var r5 float64
 						if objective_att_maskedRow4[i3] == objective_att_mV2 {
-							r3 = 1
+							r5 = 1
 						}
-						r4 := float64(4)
-						if r3 != 0 {
-							r4 = ordinals_1[i3]
+						r6 := float64(4)
+						if r5 != 0 {
+							r6 = ordinals_1[i3]
 						}
-						acc13 = min(acc13, r4)
+						acc13 = min(acc13, r6)
 					}
 					objective_att_m_argmax_7[i0][i1][i2][0] = acc13
 				}
@@ -22613,15 +22665,15 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
 				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
-					var r5 float64
+					var r7 float64
 					if ordinals_1[i3] == objective_att_m_argmax_7V {
-						r5 = 1
+						r7 = 1
 					}
-					r6 := float64(0)
-					if r5 != 0 {
-						r6 = objective_att_m_gradV
+					r8 := float64(0)
+					if r7 != 0 {
+						r8 = objective_att_m_gradV
 					}
-					objective_att_ex_1_gradRow3[i3] += r6
+					objective_att_ex_1_gradRow3[i3] += r8
 				}
 			}
 		}
@@ -22630,16 +22682,16 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	// backprop of op 6 (objective.att/masked = pointwise where of mask, objective.att/scores, _num.1): g2 =+ where(v1, g, 0); g2 is objective.att/scores.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			maskRow2 := &mask[i1]
+			maskRow4 := &mask[i1]
 			for i2 := range 2 {
 				objective_att_ex_1_gradRow4 := &objective_att_ex_1_grad[i0][i1][i2]
 				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
-					r7 := float64(0)
-					if maskRow2[i3] != 0 {
-						r7 = objective_att_ex_1_gradRow4[i3]
+					r9 := float64(0)
+					if maskRow4[i3] != 0 {
+						r9 = objective_att_ex_1_gradRow4[i3]
 					}
-					objective_att_scores_gradRow[i3] += r7
+					objective_att_scores_gradRow[i3] += r9
 				}
 			}
 		}

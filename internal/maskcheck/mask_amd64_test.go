@@ -1,0 +1,148 @@
+//go:build amd64 && gc && !purego
+
+package maskcheck
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// batch is random inputs, one-hot labels and a causal mask (query s
+// keeps the keys up to s); open adds one kept key above the diagonal
+// (the mask is then not causal).
+func batch(open bool) (x *[Batch][Context][Width]float32, labels *[Batch][Context][8]float32, mask *[Context][Context]float32) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x, labels, mask = new([Batch][Context][Width]float32), new([Batch][Context][8]float32), new([Context][Context]float32)
+	for b := range x {
+		for s := range x[b] {
+			labels[b][s][r.IntN(8)] = 1
+			for i := range x[b][s] {
+				x[b][s][i] = float32(r.NormFloat64())
+			}
+		}
+	}
+	for s := range mask {
+		for t := 0; t <= s; t++ {
+			mask[s][t] = 1
+		}
+	}
+	if open {
+		mask[40][70] = 1
+	}
+	return x, labels, mask
+}
+
+// grads runs one Backward on threads threads in the tiers the flags
+// leave on (of those the CPU and OCANNLGEN_CPU allow) and returns the
+// loss and the gradients.
+func grads(threads int, avx512, avx2, open bool) (float32, []float32) {
+	saved512, saved2 := ocannlAVX512, ocannlAVX2
+	ocannlAVX512, ocannlAVX2 = avx512 && saved512, avx2 && saved2
+	defer func() { ocannlAVX512, ocannlAVX2 = saved512, saved2 }()
+	x, labels, mask := batch(open)
+	m := new(Net)
+	m.Init(1)
+	m.Pool = rt.NewPool(threads)
+	defer m.Pool.Close()
+	loss := m.Backward(x, labels, mask)
+	g := unsafe.Slice((*float32)(unsafe.Pointer(&m.Grads)), unsafe.Sizeof(m.Grads)/4)
+	return loss, append([]float32(nil), g...)
+}
+
+// TestGeneratedUsesMaskBlocks: the forward pass's two attention products
+// and the backward pass's six run in diagonal blocks when the mask is
+// causal, in the assembly tiers.
+func TestGeneratedUsesMaskBlocks(t *testing.T) {
+	src, err := os.ReadFile("ocannl_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(src)
+	if n := strings.Count(s, "when the mask is causal, in blocks of 32"); n != 8 {
+		t.Errorf("%d contractions in diagonal blocks, want 8", n)
+	}
+	if n := strings.Count(s, "Causal = rt.UpperZero(&mask[0][0], 96)"); n != 2 {
+		t.Errorf("the mask's flag is computed %d times, want 2 (on entry to each kernel)", n)
+	}
+}
+
+// TestMaskBlocksAgainstLoops: with a causal mask, the gradients of one
+// Backward with the attention products in diagonal blocks (the best
+// tier, and the AVX2 branch) are those of the Go loops (which compute
+// every product) within 1e-5 of each parameter's largest gradient, and
+// the same bits on 1 and 2 threads. With a mask that keeps one key above
+// the diagonal, the kernels run whole and agree as well (a block form
+// run on that mask would drop the key's term, off by its size).
+func TestMaskBlocksAgainstLoops(t *testing.T) {
+	if !ocannlAVX2 {
+		t.Skip("no assembly tier on this CPU (or OCANNLGEN_CPU=purego)")
+	}
+	for _, open := range []bool{false, true} {
+		loss, g := grads(1, true, true, open)
+		loss2, g2 := grads(2, true, true, open)
+		if loss != loss2 {
+			t.Fatalf("open=%v: loss %v on 1 thread, %v on 2", open, loss, loss2)
+		}
+		for i := range g {
+			if math.Float32bits(g[i]) != math.Float32bits(g2[i]) {
+				t.Fatalf("open=%v: gradient %d: %v on 1 thread, %v on 2", open, i, g[i], g2[i])
+			}
+		}
+		gt := reflect.TypeOf(Net{}.Grads)
+		for _, ref := range []struct {
+			name         string
+			avx512, avx2 bool
+		}{{"the AVX2 branch", false, true}, {"the Go loops", false, false}} {
+			rloss, rg := grads(1, ref.avx512, ref.avx2, open)
+			if d := math.Abs(float64(loss - rloss)); d > 1e-5*math.Abs(float64(rloss)) {
+				t.Errorf("open=%v: loss %v in the best tier, %v in %s", open, loss, rloss, ref.name)
+			}
+			off := 0
+			for i := range gt.NumField() {
+				n := int(gt.Field(i).Type.Size() / 4)
+				big := 0.0
+				for _, v := range rg[off : off+n] {
+					big = max(big, math.Abs(float64(v)))
+				}
+				if big == 0 {
+					t.Fatalf("%s: all gradients zero in %s (the test checks nothing)", gt.Field(i).Name, ref.name)
+				}
+				worst := 0.0
+				for j := off; j < off+n; j++ {
+					d := math.Abs(float64(g[j] - rg[j]))
+					if math.IsNaN(float64(g[j])) {
+						d = math.Inf(1)
+					}
+					worst = max(worst, d/big)
+				}
+				if worst > 1e-5 {
+					t.Errorf("open=%v: %s: the best tier differs from %s by %.2g of the largest gradient", open, gt.Field(i).Name, ref.name, worst)
+				}
+				t.Logf("open=%v: %s against %s: largest difference %.2g of the largest gradient", open, gt.Field(i).Name, ref.name, worst)
+				off += n
+			}
+		}
+	}
+}
+
+// TestStepAllocs: a training step with the blocks allocates nothing.
+func TestStepAllocs(t *testing.T) {
+	x, labels, mask := batch(false)
+	m := new(Net)
+	m.Init(1)
+	m.Pool = rt.NewPool(2)
+	defer m.Pool.Close()
+	for range 3 {
+		m.TrainStep(x, labels, mask)
+	}
+	if n := testing.AllocsPerRun(5, func() { m.TrainStep(x, labels, mask) }); n > 1 {
+		t.Errorf("a training step allocates %v times", n)
+	}
+}
