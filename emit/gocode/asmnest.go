@@ -41,7 +41,7 @@ func (k *kgen) contractionCalls(ch schedule.Choice, loops []*loopir.For, st *loo
 		return nil, "" // an operand that is not rt.BF16: the Go loops widen
 	}
 	if k.k.BF16 && k.elem == "float32" {
-		return k.bf16Calls(n, pre)
+		return k.bf16Calls(n, pre, st, loops)
 	}
 	// A 3x3 stride-1 convolution, its input gradient or its kernel
 	// gradient runs in rt/wino in the tiers whose target has Winograd
@@ -378,7 +378,7 @@ const bf16OperandsMark = "bf16 operands, float32 accumulation (rt/bf16.GemmBF16)
 // bf16Calls renders contraction n of a BF16 kernel as a call of
 // bf16.Gemm with the spec's sizes and strides, in the Go loops the
 // kernel leaves outside; the same call for every tier.
-func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
+func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code, st *loopir.Store, loops []*loopir.For) ([][]jen.Code, string) {
 	// One call, or a gather's calls (one per parity class of a
 	// stride-2 convolution's input gradient), inside the same loops.
 	type call struct {
@@ -405,9 +405,7 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	if isGather && k.bf16In == nil {
 		padded, padCode = k.bf16Padded(gather)
 	}
-	for _, c := range calls {
-		n, rows := c.n, c.rows
-		sp := n.Spec
+	shapeOf := func(sp asm.Spec, rows [2]bf16Axis) func() jen.Code {
 		d := jen.Dict{}
 		for _, f := range []struct {
 			name string
@@ -423,10 +421,14 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 		if sp.Overwrite {
 			d[jen.Id("Overwrite")] = jen.True()
 		}
+		return func() jen.Code { return jen.Qual(bf16Path, "Shape").Values(d) }
+	}
+	for _, c := range calls {
+		n, rows := c.n, c.rows
 		// How each operand reaches rt/bf16: B packed once (a weight the
 		// calls share), an operand converted once (one the calls read
 		// several times), or float32 (converted in each call).
-		shape := func() jen.Code { return jen.Qual(bf16Path, "Shape").Values(d) }
+		shape := shapeOf(n.Spec, rows)
 		c.shape = shape
 		// (Operands that are rt.BF16 arrays, k.bf16In, are neither packed
 		// nor converted ahead: bf16.GemmBF16 reads their bits as they are.)
@@ -458,18 +460,37 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	if padCode != nil {
 		pack = append(pack, padCode)
 	}
+	// One plain call over a mask's zeros or discarded cells runs in
+	// diagonal blocks when the mask is causal in the call (masks.go).
+	var mplan *maskPlan
+	if len(calls) == 1 && !isGather && k.bf16In == nil && calls[0].aForm == nil && calls[0].bForm == nil && calls[0].rows[0].ext <= 1 && calls[0].rows[1].ext <= 1 {
+		mplan = k.maskBlocks(calls[0].n, st, loops)
+	}
 	emit := func(c *call) jen.Code {
 		n := c.n
 		if c.aForm == nil && c.bForm == nil {
-			args := make([]jen.Code, 4)
-			for j, t := range []int{n.C, n.A, n.B} {
-				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
+			gemm := func(zero map[int][]loopir.IndexExpr, shape func() jen.Code) jen.Code {
+				args := make([]jen.Code, 4)
+				for j, t := range []int{n.C, n.A, n.B} {
+					args[j] = jen.Op("&").Add(k.directAccess(t, zero[t]))
+				}
+				args[3] = shape()
+				if k.bf16In != nil {
+					return jen.Qual(bf16Path, "GemmBF16").Call(args...)
+				}
+				return jen.Qual(bf16Path, "Gemm").Call(args...)
 			}
-			args[3] = c.shape()
-			if k.bf16In != nil {
-				return jen.Qual(bf16Path, "GemmBF16").Call(args...)
+			if mplan != nil {
+				var blocks []jen.Code
+				for _, b := range mplan.blocks {
+					blocks = append(blocks, gemm(b.zero, shapeOf(b.spec, c.rows)))
+				}
+				if k.free != nil {
+					k.partScratch = true
+				}
+				return jen.If(jen.Id(k.scratch).Dot(mplan.flag)).Block(blocks...).Else().Block(gemm(n.Zero, c.shape))
 			}
-			return jen.Qual(bf16Path, "Gemm").Call(args...)
+			return gemm(n.Zero, c.shape)
 		}
 		ops := make([]jen.Code, 2)
 		for j, f := range []func() jen.Code{c.aForm, c.bForm} {
@@ -520,6 +541,9 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 		kk = max(kk, sp.K*max(1, sp.K2)*max(1, sp.K3))
 	}
 	note := fmt.Sprintf("// %s: %dx%dx%d.", mark, m, nn, kk)
+	if mplan != nil {
+		note = fmt.Sprintf("// %s: %dx%dx%d; when the mask is causal, %s.", mark, m, nn, kk, mplan.desc)
+	}
 	if len(calls) > 1 {
 		note = fmt.Sprintf("// %s: %dx%dx%d, %d calls (the parity classes of the rows and columns, each of their taps).", mark, m, nn, kk, len(calls))
 	}

@@ -65,11 +65,15 @@ func TestGeneratedUsesMaskBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(src)
-	if n := strings.Count(s, "when the mask is causal, in blocks of 32"); n != 8 {
-		t.Errorf("%d contractions in diagonal blocks, want 8", n)
+	// Net's 8 (float32 kernels) and NetBF16's 8 (rt/bf16 calls).
+	if n := strings.Count(s, "when the mask is causal, in blocks of 32"); n != 16 {
+		t.Errorf("%d contractions in diagonal blocks, want 16", n)
 	}
-	if n := strings.Count(s, "Causal = rt.UpperZero(&mask[0][0], 96)"); n != 2 {
-		t.Errorf("the mask's flag is computed %d times, want 2 (on entry to each kernel)", n)
+	if n := strings.Count(s, "bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x"); n < 8 {
+		t.Errorf("%d attention products on rt/bf16, want at least NetBF16's 8", n)
+	}
+	if n := strings.Count(s, "Causal = rt.UpperZero(&mask[0][0], 96)"); n != 4 {
+		t.Errorf("the mask's flag is computed %d times, want 4 (on entry to each kernel)", n)
 	}
 }
 
@@ -128,6 +132,155 @@ func TestMaskBlocksAgainstLoops(t *testing.T) {
 				t.Logf("open=%v: %s against %s: largest difference %.2g of the largest gradient", open, gt.Field(i).Name, ref.name, worst)
 				off += n
 			}
+		}
+	}
+}
+
+// gradsBF16 is grads for NetBF16 (rt/bf16 picks its own tier).
+func gradsBF16(threads int, open bool) (float32, []float32) {
+	x, labels, mask := batch(open)
+	m := new(NetBF16)
+	m.Init(1)
+	m.Pool = rt.NewPool(threads)
+	defer m.Pool.Close()
+	loss := m.Backward(x, labels, mask)
+	g := unsafe.Slice((*float32)(unsafe.Pointer(&m.Grads)), unsafe.Sizeof(m.Grads)/4)
+	return loss, append([]float32(nil), g...)
+}
+
+// TestBF16MaskBlocks: NetBF16's gradients, its attention products in
+// diagonal blocks on rt/bf16 (a causal mask) or whole (a mask keeping
+// one key above the diagonal), are the same bits on 1 and 2 threads and
+// within bf16's rounding of Net's Go loops (the same parameters, every
+// product computed): 2e-2 of each gradient's largest (measured below
+// 6e-3). TestBlocksAgainstWhole checks the blocks themselves.
+func TestBF16MaskBlocks(t *testing.T) {
+	gt := reflect.TypeOf(NetBF16{}.Grads)
+	for _, open := range []bool{false, true} {
+		loss, g := gradsBF16(1, open)
+		loss2, g2 := gradsBF16(2, open)
+		if loss != loss2 {
+			t.Fatalf("open=%v: loss %v on 1 thread, %v on 2", open, loss, loss2)
+		}
+		for i := range g {
+			if math.Float32bits(g[i]) != math.Float32bits(g2[i]) {
+				t.Fatalf("open=%v: gradient %d: %v on 1 thread, %v on 2", open, i, g[i], g2[i])
+			}
+		}
+		rloss, rg := grads(1, false, false, open)
+		if d := math.Abs(float64(loss - rloss)); d > 1e-2*math.Abs(float64(rloss)) {
+			t.Errorf("open=%v: loss %v in bf16, %v in float32", open, loss, rloss)
+		}
+		off := 0
+		for i := range gt.NumField() {
+			n := int(gt.Field(i).Type.Size() / 4)
+			big := 0.0
+			for _, v := range rg[off : off+n] {
+				big = max(big, math.Abs(float64(v)))
+			}
+			worst := 0.0
+			for j := off; j < off+n; j++ {
+				d := math.Abs(float64(g[j] - rg[j]))
+				if math.IsNaN(float64(g[j])) {
+					d = math.Inf(1)
+				}
+				worst = max(worst, d/big)
+			}
+			if worst > 2e-2 {
+				t.Errorf("open=%v: %s: bf16 differs from the float32 Go loops by %.2g of the largest gradient", open, gt.Field(i).Name, worst)
+			}
+			t.Logf("open=%v: %s: bf16 against the float32 Go loops: largest difference %.2g of the largest gradient", open, gt.Field(i).Name, worst)
+			off += n
+		}
+	}
+}
+
+// wholeGrads runs one Backward of m (NetWhole or NetBF16Whole: the
+// network with a mask per sequence, which the generator takes for no
+// mask, so that every product is computed) on the causal mask, 1
+// thread, and returns the gradients.
+func wholeGrads(m interface {
+	Init(uint64)
+}, backward func(x *[Batch][Context][Width]float32, labels *[Batch][Context][8]float32, mask *[Batch][Context][Context]float32), grads unsafe.Pointer, size uintptr) []float32 {
+	x, labels, mask := batch(false)
+	wmask := new([Batch][Context][Context]float32)
+	for b := range wmask {
+		wmask[b] = *mask
+	}
+	m.Init(1)
+	backward(x, labels, wmask)
+	return append([]float32(nil), unsafe.Slice((*float32)(grads), size/4)...)
+}
+
+// TestBlocksAgainstWhole: with a causal mask, the gradients of Net and
+// NetBF16 (the attention products in diagonal blocks: float32 kernels,
+// rt/bf16) are those of NetWhole and NetBF16Whole (the same networks
+// and parameters, every product computed): the same bits in bf16 (the
+// skipped terms are exact zeros and rt/bf16 adds in order), within 1e-6
+// of each gradient's largest in float32 (a block's smaller kernel may be
+// a dot kernel, which adds in another order). A block one key short is
+// off by about 1e-2 of the largest gradient.
+func TestBlocksAgainstWhole(t *testing.T) {
+	if !ocannlAVX2 {
+		t.Skip("no assembly tier on this CPU (or OCANNLGEN_CPU=purego)")
+	}
+	pool := rt.NewPool(1)
+	defer pool.Close()
+	w32 := &NetWhole{}
+	w32.Pool = pool
+	w16 := &NetBF16Whole{}
+	w16.Pool = pool
+	_, g32 := grads(1, true, true, false)
+	_, g16 := gradsBF16(1, false)
+	for _, c := range []struct {
+		name       string
+		got, whole []float32
+	}{
+		{"float32", g32, wholeGrads(w32, func(x *[Batch][Context][Width]float32, l *[Batch][Context][8]float32, m *[Batch][Context][Context]float32) {
+			w32.Backward(x, l, m)
+		}, unsafe.Pointer(&w32.Grads), unsafe.Sizeof(w32.Grads))},
+		{"bf16", g16, wholeGrads(w16, func(x *[Batch][Context][Width]float32, l *[Batch][Context][8]float32, m *[Batch][Context][Context]float32) {
+			w16.Backward(x, l, m)
+		}, unsafe.Pointer(&w16.Grads), unsafe.Sizeof(w16.Grads))},
+	} {
+		if len(c.got) != len(c.whole) {
+			t.Fatalf("%s: %d gradients, %d in the whole network", c.name, len(c.got), len(c.whole))
+		}
+		if c.name == "bf16" {
+			differ := 0
+			for i := range c.got {
+				if math.Float32bits(c.got[i]) != math.Float32bits(c.whole[i]) {
+					if differ == 0 {
+						t.Errorf("%s: gradient %d: %v in blocks, %v whole", c.name, i, c.got[i], c.whole[i])
+					}
+					differ++
+				}
+			}
+			if differ > 0 {
+				t.Errorf("%s: %d of %d gradients differ", c.name, differ, len(c.got))
+			}
+			continue
+		}
+		gt := reflect.TypeOf(Net{}.Grads)
+		off := 0
+		for i := range gt.NumField() {
+			n := int(gt.Field(i).Type.Size() / 4)
+			big, worst := 0.0, 0.0
+			for _, v := range c.whole[off : off+n] {
+				big = max(big, math.Abs(float64(v)))
+			}
+			for j := off; j < off+n; j++ {
+				d := math.Abs(float64(c.got[j] - c.whole[j]))
+				if math.IsNaN(float64(c.got[j])) {
+					d = math.Inf(1)
+				}
+				worst = max(worst, d/big)
+			}
+			if big == 0 || worst > 1e-6 {
+				t.Errorf("%s: %s: the blocks differ from the whole products by %.2g of the largest gradient (%g)", c.name, gt.Field(i).Name, worst, big)
+			}
+			t.Logf("%s: %s: blocks against whole: largest difference %.2g of the largest gradient", c.name, gt.Field(i).Name, worst)
+			off += n
 		}
 	}
 }

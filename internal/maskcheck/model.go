@@ -32,3 +32,59 @@ const (
 type Net struct {
 	ocannlNet
 }
+
+// NetBF16 is Net in bf16 mixed precision: its attention products run on
+// rt/bf16, in the same diagonal blocks.
+//
+//ocannl:model bf16
+//ocannl:layer mnet(x, mask):
+//ocannl:let x1 = x + masked_attention[heads=2, d_k=32, d_v=32](layer_norm(x), mask)
+//ocannl:return linear[8](x1)
+//ocannl:let net = mnet[]
+//ocannl:loss train:
+//ocannl:input x : Batch, Context | Width
+//ocannl:input labels : Batch, Context | 8
+//ocannl:input mask : Context | Context ->
+//ocannl:return cross_entropy(net(x, mask), labels)
+//ocannl:sgd lr=0.01
+type NetBF16 struct {
+	ocannlNetBF16
+}
+
+// NetBF16Whole is NetBF16 with a mask per sequence of the batch, which
+// the generator does not take for a mask (masks are square matrices):
+// its attention products always run whole, the reference for NetBF16's
+// blocks.
+//
+//ocannl:model bf16
+//ocannl:layer mnet(x, mask):
+//ocannl:let x1 = x + masked_attention[heads=2, d_k=32, d_v=32](layer_norm(x), mask)
+//ocannl:return linear[8](x1)
+//ocannl:let net = mnet[]
+//ocannl:loss train:
+//ocannl:input x : Batch, Context | Width
+//ocannl:input labels : Batch, Context | 8
+//ocannl:input mask : Batch, Context | Context ->
+//ocannl:return cross_entropy(net(x, mask), labels)
+//ocannl:sgd lr=0.01
+type NetBF16Whole struct {
+	ocannlNetBF16Whole
+}
+
+// NetWhole is Net with a mask per sequence: its attention products run
+// whole, the reference for Net's blocks.
+//
+//ocannl:model
+//ocannl:layer mnet(x, mask):
+//ocannl:let x1 = x + masked_attention[heads=2, d_k=32, d_v=32](layer_norm(x), mask)
+//ocannl:return linear[8](x1)
+//ocannl:let net = mnet[]
+//ocannl:loss train:
+//ocannl:input x : Batch, Context | Width
+//ocannl:input labels : Batch, Context | 8
+//ocannl:input mask : Batch, Context | Context ->
+//ocannl:return cross_entropy(net(x, mask), labels)
+//ocannl:sgd lr=0.01
+type NetWhole struct {
+	ocannlNetWhole
+}

@@ -6,6 +6,7 @@ package maskcheck
 import (
 	"bytes"
 	rt "github.com/ocannlgen/ocannlgen/rt"
+	bf16 "github.com/ocannlgen/ocannlgen/rt/bf16"
 	dist "github.com/ocannlgen/ocannlgen/rt/dist"
 	"io"
 	"math"
@@ -301,6 +302,900 @@ func (m *ocannlNet) SaveCheckpoint(w io.Writer) error {
 // moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
 // gradients are not part of a checkpoint.
 func (m *ocannlNet) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlNetBF16Params holds one value per cell of every parameter of NetBF16, flattened in memory order (batch, output, input).
+type ocannlNetBF16Params struct {
+	// NetLayerNorm1Gamma is net.layer_norm#1.gamma: shape 64, memory order [64].
+	NetLayerNorm1Gamma [64]float32
+	// NetLayerNorm1Beta is net.layer_norm#1.beta: shape 64, memory order [64].
+	NetLayerNorm1Beta [64]float32
+	// NetMaskedAttention1WQ is net.masked_attention#1.w_q: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WQ [4096]float32
+	// NetMaskedAttention1WK is net.masked_attention#1.w_k: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WK [4096]float32
+	// NetMaskedAttention1WV is net.masked_attention#1.w_v: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WV [4096]float32
+	// NetMaskedAttention1WO is net.masked_attention#1.w_o: shape 2,32 -> 64, memory order [64][2][32].
+	NetMaskedAttention1WO [4096]float32
+	// NetLinear1W is net.linear#1.w: shape 64 -> 8, memory order [8][64].
+	NetLinear1W [512]float32
+	// NetLinear1B is net.linear#1.b: shape 8, memory order [8].
+	NetLinear1B [8]float32
+}
+
+// ocannlNetBF16 is the generated state of NetBF16: embed it in NetBF16. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlNetBF16 struct {
+	// Params are the learnable parameters.
+	Params ocannlNetBF16Params
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlNetBF16Params
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR               func(step int) float64
+	distBuf          [2]float64
+	loss             [1]float32
+	scratchTrainLoss ocannlNetBF16TrainLossScratch
+	scratchBackward  ocannlNetBF16BackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlNetBF16) Init(seed uint64) {
+	rt.Constant(m.Params.NetLayerNorm1Gamma[:], float32(1))
+	rt.Constant(m.Params.NetLayerNorm1Beta[:], float32(0))
+	rt.FanInUniform(m.Params.NetMaskedAttention1WQ[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_q"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WK[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_k"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WV[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_v"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WO[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_o"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 64)
+	m.Grads = ocannlNetBF16Params{}
+	m.Step = 0
+}
+
+// TrainLoss runs entry point train of NetBF16 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNetBF16) TrainLoss(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[96][96]float32) float32 {
+	ocannlNetBF16TrainLoss(x, labels, mask, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetMaskedAttention1WQ, &m.Params.NetMaskedAttention1WK, &m.Params.NetMaskedAttention1WV, &m.Params.NetMaskedAttention1WO, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
+	return m.loss[0]
+}
+
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlNetBF16) Backward(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[96][96]float32) float32 {
+	ocannlNetBF16Backward(x, labels, mask, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetMaskedAttention1WQ, &m.Params.NetMaskedAttention1WK, &m.Params.NetMaskedAttention1WV, &m.Params.NetMaskedAttention1WO, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetLayerNorm1Gamma, &m.Grads.NetLayerNorm1Beta, &m.Grads.NetMaskedAttention1WQ, &m.Grads.NetMaskedAttention1WK, &m.Grads.NetMaskedAttention1WV, &m.Grads.NetMaskedAttention1WO, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.01.
+func (m *ocannlNetBF16) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.01
+}
+
+// Update applies one SGD step (momentum 0, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
+func (m *ocannlNetBF16) Update() {
+	lr := float32(m.LearningRate())
+	rt.SGD(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WQ[:], m.Grads.NetMaskedAttention1WQ[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WK[:], m.Grads.NetMaskedAttention1WK[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WV[:], m.Grads.NetMaskedAttention1WV[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WO[:], m.Grads.NetMaskedAttention1WO[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], nil, lr, float32(0), float32(0), false)
+	m.Step = rt.NextStep(m.Step)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+func (m *ocannlNetBF16) TrainStep(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[96][96]float32) float32 {
+	l := m.Backward(x, labels, mask)
+	m.Update()
+	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x27e51f1a): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlNetBF16) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x27e51f1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetLayerNorm1Gamma[:], m.Params.NetLayerNorm1Beta[:], m.Params.NetMaskedAttention1WQ[:], m.Params.NetMaskedAttention1WK[:], m.Params.NetMaskedAttention1WV[:], m.Params.NetMaskedAttention1WO[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlNetBF16) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x27e51f1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Beta[:], m.Grads.NetMaskedAttention1WQ[:], m.Grads.NetMaskedAttention1WK[:], m.Grads.NetMaskedAttention1WV[:], m.Grads.NetMaskedAttention1WO[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlNetBF16) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WQ[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WK[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WV[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WO[:],
+		Dims:   []int{64, 2, 32},
+		Name:   "net.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{8, 64},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlNetBF16) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlNetBF16) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlNetBF16) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlNetBF16) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlNetBF16) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlNetBF16) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and no optimizer state,
+// as rt.Tensor views of m.
+func (m *ocannlNetBF16) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WQ[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WK[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WV[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WO[:],
+		Dims:   []int{64, 2, 32},
+		Name:   "net.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{8, 64},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlNetBF16) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlNetBF16) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlNetBF16WholeParams holds one value per cell of every parameter of NetBF16Whole, flattened in memory order (batch, output, input).
+type ocannlNetBF16WholeParams struct {
+	// NetLayerNorm1Gamma is net.layer_norm#1.gamma: shape 64, memory order [64].
+	NetLayerNorm1Gamma [64]float32
+	// NetLayerNorm1Beta is net.layer_norm#1.beta: shape 64, memory order [64].
+	NetLayerNorm1Beta [64]float32
+	// NetMaskedAttention1WQ is net.masked_attention#1.w_q: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WQ [4096]float32
+	// NetMaskedAttention1WK is net.masked_attention#1.w_k: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WK [4096]float32
+	// NetMaskedAttention1WV is net.masked_attention#1.w_v: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WV [4096]float32
+	// NetMaskedAttention1WO is net.masked_attention#1.w_o: shape 2,32 -> 64, memory order [64][2][32].
+	NetMaskedAttention1WO [4096]float32
+	// NetLinear1W is net.linear#1.w: shape 64 -> 8, memory order [8][64].
+	NetLinear1W [512]float32
+	// NetLinear1B is net.linear#1.b: shape 8, memory order [8].
+	NetLinear1B [8]float32
+}
+
+// ocannlNetBF16Whole is the generated state of NetBF16Whole: embed it in NetBF16Whole. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlNetBF16Whole struct {
+	// Params are the learnable parameters.
+	Params ocannlNetBF16WholeParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlNetBF16WholeParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR               func(step int) float64
+	distBuf          [2]float64
+	loss             [1]float32
+	scratchTrainLoss ocannlNetBF16WholeTrainLossScratch
+	scratchBackward  ocannlNetBF16WholeBackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlNetBF16Whole) Init(seed uint64) {
+	rt.Constant(m.Params.NetLayerNorm1Gamma[:], float32(1))
+	rt.Constant(m.Params.NetLayerNorm1Beta[:], float32(0))
+	rt.FanInUniform(m.Params.NetMaskedAttention1WQ[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_q"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WK[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_k"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WV[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_v"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WO[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_o"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 64)
+	m.Grads = ocannlNetBF16WholeParams{}
+	m.Step = 0
+}
+
+// TrainLoss runs entry point train of NetBF16Whole (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNetBF16Whole) TrainLoss(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32) float32 {
+	ocannlNetBF16WholeTrainLoss(x, labels, mask, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetMaskedAttention1WQ, &m.Params.NetMaskedAttention1WK, &m.Params.NetMaskedAttention1WV, &m.Params.NetMaskedAttention1WO, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
+	return m.loss[0]
+}
+
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlNetBF16Whole) Backward(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32) float32 {
+	ocannlNetBF16WholeBackward(x, labels, mask, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetMaskedAttention1WQ, &m.Params.NetMaskedAttention1WK, &m.Params.NetMaskedAttention1WV, &m.Params.NetMaskedAttention1WO, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetLayerNorm1Gamma, &m.Grads.NetLayerNorm1Beta, &m.Grads.NetMaskedAttention1WQ, &m.Grads.NetMaskedAttention1WK, &m.Grads.NetMaskedAttention1WV, &m.Grads.NetMaskedAttention1WO, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.01.
+func (m *ocannlNetBF16Whole) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.01
+}
+
+// Update applies one SGD step (momentum 0, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
+func (m *ocannlNetBF16Whole) Update() {
+	lr := float32(m.LearningRate())
+	rt.SGD(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WQ[:], m.Grads.NetMaskedAttention1WQ[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WK[:], m.Grads.NetMaskedAttention1WK[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WV[:], m.Grads.NetMaskedAttention1WV[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WO[:], m.Grads.NetMaskedAttention1WO[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], nil, lr, float32(0), float32(0), false)
+	m.Step = rt.NextStep(m.Step)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+func (m *ocannlNetBF16Whole) TrainStep(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32) float32 {
+	l := m.Backward(x, labels, mask)
+	m.Update()
+	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x27e51f1a): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlNetBF16Whole) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x27e51f1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetLayerNorm1Gamma[:], m.Params.NetLayerNorm1Beta[:], m.Params.NetMaskedAttention1WQ[:], m.Params.NetMaskedAttention1WK[:], m.Params.NetMaskedAttention1WV[:], m.Params.NetMaskedAttention1WO[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlNetBF16Whole) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x27e51f1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Beta[:], m.Grads.NetMaskedAttention1WQ[:], m.Grads.NetMaskedAttention1WK[:], m.Grads.NetMaskedAttention1WV[:], m.Grads.NetMaskedAttention1WO[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlNetBF16Whole) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WQ[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WK[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WV[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WO[:],
+		Dims:   []int{64, 2, 32},
+		Name:   "net.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{8, 64},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlNetBF16Whole) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlNetBF16Whole) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlNetBF16Whole) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlNetBF16Whole) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlNetBF16Whole) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlNetBF16Whole) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and no optimizer state,
+// as rt.Tensor views of m.
+func (m *ocannlNetBF16Whole) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WQ[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WK[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WV[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WO[:],
+		Dims:   []int{64, 2, 32},
+		Name:   "net.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{8, 64},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlNetBF16Whole) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlNetBF16Whole) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlNetWholeParams holds one value per cell of every parameter of NetWhole, flattened in memory order (batch, output, input).
+type ocannlNetWholeParams struct {
+	// NetLayerNorm1Gamma is net.layer_norm#1.gamma: shape 64, memory order [64].
+	NetLayerNorm1Gamma [64]float32
+	// NetLayerNorm1Beta is net.layer_norm#1.beta: shape 64, memory order [64].
+	NetLayerNorm1Beta [64]float32
+	// NetMaskedAttention1WQ is net.masked_attention#1.w_q: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WQ [4096]float32
+	// NetMaskedAttention1WK is net.masked_attention#1.w_k: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WK [4096]float32
+	// NetMaskedAttention1WV is net.masked_attention#1.w_v: shape 64 -> 2,32, memory order [2][32][64].
+	NetMaskedAttention1WV [4096]float32
+	// NetMaskedAttention1WO is net.masked_attention#1.w_o: shape 2,32 -> 64, memory order [64][2][32].
+	NetMaskedAttention1WO [4096]float32
+	// NetLinear1W is net.linear#1.w: shape 64 -> 8, memory order [8][64].
+	NetLinear1W [512]float32
+	// NetLinear1B is net.linear#1.b: shape 8, memory order [8].
+	NetLinear1B [8]float32
+}
+
+// ocannlNetWhole is the generated state of NetWhole: embed it in NetWhole. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlNetWhole struct {
+	// Params are the learnable parameters.
+	Params ocannlNetWholeParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlNetWholeParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR               func(step int) float64
+	distBuf          [2]float64
+	loss             [1]float32
+	scratchTrainLoss ocannlNetWholeTrainLossScratch
+	scratchBackward  ocannlNetWholeBackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlNetWhole) Init(seed uint64) {
+	rt.Constant(m.Params.NetLayerNorm1Gamma[:], float32(1))
+	rt.Constant(m.Params.NetLayerNorm1Beta[:], float32(0))
+	rt.FanInUniform(m.Params.NetMaskedAttention1WQ[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_q"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WK[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_k"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WV[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_v"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetMaskedAttention1WO[:], rt.InnerKey(rt.ParamKey("net.masked_attention#1.w_o"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 64)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 64)
+	m.Grads = ocannlNetWholeParams{}
+	m.Step = 0
+}
+
+// TrainLoss runs entry point train of NetWhole (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNetWhole) TrainLoss(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32) float32 {
+	ocannlNetWholeTrainLoss(x, labels, mask, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetMaskedAttention1WQ, &m.Params.NetMaskedAttention1WK, &m.Params.NetMaskedAttention1WV, &m.Params.NetMaskedAttention1WO, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
+	return m.loss[0]
+}
+
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlNetWhole) Backward(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32) float32 {
+	ocannlNetWholeBackward(x, labels, mask, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetMaskedAttention1WQ, &m.Params.NetMaskedAttention1WK, &m.Params.NetMaskedAttention1WV, &m.Params.NetMaskedAttention1WO, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetLayerNorm1Gamma, &m.Grads.NetLayerNorm1Beta, &m.Grads.NetMaskedAttention1WQ, &m.Grads.NetMaskedAttention1WK, &m.Grads.NetMaskedAttention1WV, &m.Grads.NetMaskedAttention1WO, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.01.
+func (m *ocannlNetWhole) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.01
+}
+
+// Update applies one SGD step (momentum 0, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
+func (m *ocannlNetWhole) Update() {
+	lr := float32(m.LearningRate())
+	rt.SGD(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WQ[:], m.Grads.NetMaskedAttention1WQ[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WK[:], m.Grads.NetMaskedAttention1WK[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WV[:], m.Grads.NetMaskedAttention1WV[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetMaskedAttention1WO[:], m.Grads.NetMaskedAttention1WO[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], nil, lr, float32(0), float32(0), false)
+	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], nil, lr, float32(0), float32(0), false)
+	m.Step = rt.NextStep(m.Step)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+func (m *ocannlNetWhole) TrainStep(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32) float32 {
+	l := m.Backward(x, labels, mask)
+	m.Update()
+	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x27e51f1a): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlNetWhole) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x27e51f1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetLayerNorm1Gamma[:], m.Params.NetLayerNorm1Beta[:], m.Params.NetMaskedAttention1WQ[:], m.Params.NetMaskedAttention1WK[:], m.Params.NetMaskedAttention1WV[:], m.Params.NetMaskedAttention1WO[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlNetWhole) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x27e51f1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Beta[:], m.Grads.NetMaskedAttention1WQ[:], m.Grads.NetMaskedAttention1WK[:], m.Grads.NetMaskedAttention1WV[:], m.Grads.NetMaskedAttention1WO[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlNetWhole) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WQ[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WK[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WV[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WO[:],
+		Dims:   []int{64, 2, 32},
+		Name:   "net.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{8, 64},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlNetWhole) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlNetWhole) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlNetWhole) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlNetWhole) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlNetWhole) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlNetWhole) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and no optimizer state,
+// as rt.Tensor views of m.
+func (m *ocannlNetWhole) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{64},
+		Name:   "net.layer_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WQ[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_q",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WK[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_k",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WV[:],
+		Dims:   []int{2, 32, 64},
+		Name:   "net.masked_attention#1.w_v",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetMaskedAttention1WO[:],
+		Dims:   []int{64, 2, 32},
+		Name:   "net.masked_attention#1.w_o",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{8, 64},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlNetWhole) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlNetWhole) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "sgd", m.checkpointTensors())
 	if err != nil {
 		return err
@@ -5263,6 +6158,14447 @@ func (r57 *ocannlNetBackwardPart44) Part(j51 int) {
 
 // ocannlNetBackwardPart44Records holds the free ocannlNetBackwardPart44 records.
 var ocannlNetBackwardPart44Records rt.Records[ocannlNetBackwardPart44]
+
+// ocannlNetBF16TrainLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model NetBF16.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2,96 | 64 (input, parameter x)
+//	labels: 2,96 | 8 (input, parameter labels)
+//	mask: 96 | 96 ->  (input, parameter mask)
+//	_net.layer_norm#1/mean.1: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
+//	_dim_d.1: 1 (dim, constant)
+//	net.layer_norm#1/mean: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 2,96 | 64 (let, local, in scratch field net_layer_norm_1_centered)
+//	_net.layer_norm#1/var.1: 2,96 | 64 (let, local)
+//	_net.layer_norm#1/var.2: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
+//	_dim_d.2: 1 (dim, constant)
+//	net.layer_norm#1/var: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var)
+//	net.layer_norm#1.gamma: 64 (param, parameter pNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1: 2,96 | 64 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.masked_attention#1/x.2: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_2)
+//	_net.masked_attention#1/x.3: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_3)
+//	_net.masked_attention#1/x.4: 2,96 | 64 (let, local)
+//	net.layer_norm#1.beta: 64 (param, parameter pNetLayerNorm1Beta)
+//	net.masked_attention#1/x: 2,96 | 64 (let, local, in scratch field net_masked_attention_1_x)
+//	net.masked_attention#1.w_q: 64 -> 2,32 (param, parameter pNetMaskedAttention1WQ)
+//	net.masked_attention#1/q: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_q)
+//	net.masked_attention#1.w_k: 64 -> 2,32 (param, parameter pNetMaskedAttention1WK)
+//	net.masked_attention#1/k: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_k)
+//	net.masked_attention#1.w_v: 64 -> 2,32 (param, parameter pNetMaskedAttention1WV)
+//	net.masked_attention#1/v: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_v)
+//	_net.masked_attention#1/scores.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores_1)
+//	_dim_d.3: 1 (dim, constant)
+//	_net.masked_attention#1/scores.2: 1 (let, local, in scratch field net_masked_attention_1_scores_2)
+//	net.masked_attention#1/scores: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores)
+//	_num.2: 1 (number, constant)
+//	net.masked_attention#1/masked: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_masked)
+//	net.masked_attention#1/m: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_m)
+//	_net.masked_attention#1/ex.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex_1)
+//	net.masked_attention#1/ex: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex)
+//	_net.masked_attention#1/attn.1: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_attn_1)
+//	_net.masked_attention#1/attn.2: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn_2)
+//	_num.3: 1 (number, constant)
+//	net.masked_attention#1/attn: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn)
+//	net.masked_attention#1/ctx: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_ctx)
+//	net.masked_attention#1.w_o: 2,32 -> 64 (param, parameter pNetMaskedAttention1WO)
+//	_net/x1.1: 2,96 | 64 (let, local, in scratch field net_x1_1)
+//	net/x1: 2,96 | 64 (let, local, in scratch field net_x1)
+//	net.linear#1.w: 64 -> 8 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits_1)
+//	net.linear#1.b: 8 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
+//	train.cross_entropy#1/logp: 2,96 | 8 (let, local)
+//	_train.1: 2,96 | 8 (let, local, in scratch field train_1)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_d.1 (dim)
+//	init _dim_d.1: constant 64
+//
+//	# init _dim_d.2 (dim)
+//	init _dim_d.2: constant 64
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _dim_d.3 (dim)
+//	init _dim_d.3: constant 32
+//
+//	# init _num.2 (number)
+//	init _num.2: constant -1e+09
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 192
+//
+//	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+//	fill _net.layer_norm#1/mean.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/mean.1[i0, i1, 0] += x[i0, i1, i2]
+//
+//	# net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/mean[i0, i1, 0] = _net.layer_norm#1/mean.1[i0, i1, 0] / _dim_d.1[0]
+//
+//	# net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.layer_norm#1/centered[i0, i1, i2] = x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
+//
+//	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+//
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+//	fill _net.layer_norm#1/var.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//
+//	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
+//
+//	# _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+//
+//	# _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.1[0]
+//
+//	# _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.masked_attention#1/x.2[i0, i1, 0])
+//
+//	# _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
+//
+//	# net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.masked_attention#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.masked_attention#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
+//
+//	# net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+//	fill net.masked_attention#1/q with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/q[i0, i1, i2, i3] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+//	fill net.masked_attention#1/k with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/k[i0, i1, i2, i3] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+//	fill net.masked_attention#1/v with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/v[i0, i1, i2, i3] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+//	fill _net.masked_attention#1/scores.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:  # reduction
+//	          _net.masked_attention#1/scores.1[i0, i1, i2, i3] += net.masked_attention#1/q[i0, i1, i2, i4] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+//	_net.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
+//
+//	# net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2
+//
+//	# net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/masked[i0, i1, i2, i3] = where(mask[i1, i3], _net.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.masked_attention#1/scores.2[0], _num.2[0])
+//
+//	# net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+//	fill net.masked_attention#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m[i0, i1, i2, 0] max= net.masked_attention#1/masked[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m
+//
+//	# net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.masked_attention#1/masked[i0, i1, i2, i3] - net.masked_attention#1/m[i0, i1, i2, 0])
+//
+//	# _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+//	fill _net.masked_attention#1/attn.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1[i0, i1, i2, 0] += net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1
+//
+//	# net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/attn[i0, i1, i2, i3] = where(mask[i1, i3], net.masked_attention#1/ex[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
+//
+//	# net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+//	fill net.masked_attention#1/ctx with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:  # reduction
+//	          net.masked_attention#1/ctx[i0, i1, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+//	fill _net/x1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..31:  # reduction
+//	          _net/x1.1[i0, i1, i2] += net.masked_attention#1.w_o[i2, i3, i4] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# net/x1 = pointwise "+" of x, _net/x1.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net/x1[i0, i1, i2] = x[i0, i1, i2] + _net/x1.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:  # reduction
+//	        _train.cross_entropy#1/logits.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net/x1[i0, i1, i3]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logits[i0, i1, i2] = _train.cross_entropy#1/logits.1[i0, i1, i2] + net.linear#1.b[i2]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m[i0, i1, 0] max= train.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/z[i0, i1, i2] = train.cross_entropy#1/logits[i0, i1, i2] - train.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.cross_entropy#1/logp.1[i0, i1, i2] = exp(train.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.2[i0, i1, 0] += _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.1[i0, i1, i2] = labels[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:  # reduction
+//	      _train.2[0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlNetBF16TrainLoss(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[96][96]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetMaskedAttention1WQ *[4096]float32, pNetMaskedAttention1WK *[4096]float32, pNetMaskedAttention1WV *[4096]float32, pNetMaskedAttention1WO *[4096]float32, pNetLinear1W *[512]float32, pNetLinear1B *[8]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlNetBF16TrainLossScratch) {
+	var train_2 [1]float32
+	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// Whether each mask is causal (zeros above its diagonal): the contractions over it then skip the blocks above it.
+	scratch.maskCausal = rt.UpperZero(&mask[0][0], 96)
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+	// 8 parts of i1 on the pool.
+	rec := ocannlNetBF16TrainLossPart0Records.Get()
+	rec.x = x
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlNetBF16TrainLossPart0{}
+	ocannlNetBF16TrainLossPart0Records.Put(rec)
+
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+	for i0 := range 2 {
+		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 64
+		}
+	}
+
+	// net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+	// float32 pointwise kernel over 192 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				xRow2 := &x[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 64 {
+					net_layer_norm_1_centeredRow[i2] = xRow2[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// 8 parts of i1 on the pool.
+	rec2 := ocannlNetBF16TrainLossPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlNetBF16TrainLossPart1{}
+	ocannlNetBF16TrainLossPart1Records.Put(rec2)
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+	for i0 := range 2 {
+		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+		net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 64
+		}
+	}
+
+	// _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	for i0 := range 2 {
+		net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+		net_masked_attention_1_x_2Row := &scratch.net_masked_attention_1_x_2[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+	for i0 := range 2 {
+		net_masked_attention_1_x_2Row2 := &scratch.net_masked_attention_1_x_2[i0]
+		net_masked_attention_1_x_3Row := &scratch.net_masked_attention_1_x_3[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_3Row[i1][0] = float32(math.Sqrt(float64(net_masked_attention_1_x_2Row2[i1][0])))
+		}
+	}
+
+	// net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 192 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_masked_attention_1_x_3V := scratch.net_masked_attention_1_x_3[i0][i1][0]
+				net_masked_attention_1_xRow := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 64 {
+					net_masked_attention_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_masked_attention_1_x_3V) + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
+
+	// _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_masked_attention_1_scores_2[0] = 5.656854
+
+	// net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WQBF16, &pNetMaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec3 := ocannlNetBF16TrainLossPart2Records.Get()
+	rec3.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec3.scratch = scratch
+
+	// net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WKBF16, &pNetMaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec4 := ocannlNetBF16TrainLossPart3Records.Get()
+	rec4.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec4.scratch = scratch
+
+	// net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WVBF16, &pNetMaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec5 := ocannlNetBF16TrainLossPart4Records.Get()
+	rec5.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec5.scratch = scratch
+
+	// _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+	// 2 parts of i0 on the pool.
+	rec6 := ocannlNetBF16TrainLossPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec3, rec4, rec5, rec6)
+	*rec3 = ocannlNetBF16TrainLossPart2{}
+	ocannlNetBF16TrainLossPart2Records.Put(rec3)
+	*rec4 = ocannlNetBF16TrainLossPart3{}
+	ocannlNetBF16TrainLossPart3Records.Put(rec4)
+	*rec5 = ocannlNetBF16TrainLossPart4{}
+	ocannlNetBF16TrainLossPart4Records.Put(rec5)
+	*rec6 = ocannlNetBF16TrainLossPart5{}
+	ocannlNetBF16TrainLossPart5Records.Put(rec6)
+
+	// net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+	// 8 parts of i1 on the pool.
+	rec7 := ocannlNetBF16TrainLossPart6Records.Get()
+	rec7.mask = mask
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlNetBF16TrainLossPart6{}
+	ocannlNetBF16TrainLossPart6Records.Put(rec7)
+
+	// net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+	// 8 parts of i1 on the pool.
+	rec8 := ocannlNetBF16TrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlNetBF16TrainLossPart7{}
+	ocannlNetBF16TrainLossPart7Records.Put(rec8)
+
+	// net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+	// 8 parts of i1 on the pool.
+	rec9 := ocannlNetBF16TrainLossPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlNetBF16TrainLossPart8{}
+	ocannlNetBF16TrainLossPart8Records.Put(rec9)
+
+	// _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+	// 8 parts of i1 on the pool.
+	rec10 := ocannlNetBF16TrainLossPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlNetBF16TrainLossPart9{}
+	ocannlNetBF16TrainLossPart9Records.Put(rec10)
+
+	// net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+	// 8 parts of i1 on the pool.
+	rec11 := ocannlNetBF16TrainLossPart10Records.Get()
+	rec11.mask = mask
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlNetBF16TrainLossPart10{}
+	ocannlNetBF16TrainLossPart10Records.Put(rec11)
+
+	// net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec12 := ocannlNetBF16TrainLossPart11Records.Get()
+	rec12.scratch = scratch
+
+	// _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WOBF16, &pNetMaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec13 := ocannlNetBF16TrainLossPart12Records.Get()
+	rec13.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec13.scratch = scratch
+
+	// net/x1 = pointwise "+" of x, _net/x1.1
+	// 2 parts of i0 on the pool.
+	rec14 := ocannlNetBF16TrainLossPart13Records.Get()
+	rec14.x = x
+	rec14.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec15 := ocannlNetBF16TrainLossPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	// 2 parts of i0 on the pool.
+	rec16 := ocannlNetBF16TrainLossPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 2 parts of i0 on the pool.
+	rec17 := ocannlNetBF16TrainLossPart16Records.Get()
+	rec17.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 2 parts of i0 on the pool.
+	rec18 := ocannlNetBF16TrainLossPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 2 parts of i0 on the pool.
+	rec19 := ocannlNetBF16TrainLossPart18Records.Get()
+	rec19.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 2 parts of i0 on the pool.
+	rec20 := ocannlNetBF16TrainLossPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 2 parts of i0 on the pool.
+	rec21 := ocannlNetBF16TrainLossPart20Records.Get()
+	rec21.scratch = scratch
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 2 parts of i0 on the pool.
+	rec22 := ocannlNetBF16TrainLossPart21Records.Get()
+	rec22.labels = labels
+	rec22.scratch = scratch
+
+	// The 11 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec12 = ocannlNetBF16TrainLossPart11{}
+	ocannlNetBF16TrainLossPart11Records.Put(rec12)
+	*rec13 = ocannlNetBF16TrainLossPart12{}
+	ocannlNetBF16TrainLossPart12Records.Put(rec13)
+	*rec14 = ocannlNetBF16TrainLossPart13{}
+	ocannlNetBF16TrainLossPart13Records.Put(rec14)
+	*rec15 = ocannlNetBF16TrainLossPart14{}
+	ocannlNetBF16TrainLossPart14Records.Put(rec15)
+	*rec16 = ocannlNetBF16TrainLossPart15{}
+	ocannlNetBF16TrainLossPart15Records.Put(rec16)
+	*rec17 = ocannlNetBF16TrainLossPart16{}
+	ocannlNetBF16TrainLossPart16Records.Put(rec17)
+	*rec18 = ocannlNetBF16TrainLossPart17{}
+	ocannlNetBF16TrainLossPart17Records.Put(rec18)
+	*rec19 = ocannlNetBF16TrainLossPart18{}
+	ocannlNetBF16TrainLossPart18Records.Put(rec19)
+	*rec20 = ocannlNetBF16TrainLossPart19{}
+	ocannlNetBF16TrainLossPart19Records.Put(rec20)
+	*rec21 = ocannlNetBF16TrainLossPart20{}
+	ocannlNetBF16TrainLossPart20Records.Put(rec21)
+	*rec22 = ocannlNetBF16TrainLossPart21{}
+	ocannlNetBF16TrainLossPart21Records.Put(rec22)
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// float32 along-rows add reduction kernel, 1 rows of 1536 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc14 := float32(0)
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 8 {
+					acc14 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2[0] = acc14
+	}
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 192
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlNetBF16TrainLossScratch holds the local arrays of ocannlNetBF16TrainLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlNetBF16TrainLossScratch struct {
+	net_layer_norm_1_mean_1         [2][96][1]float32
+	net_layer_norm_1_mean           [2][96][1]float32
+	net_layer_norm_1_centered       [2][96][64]float32
+	net_layer_norm_1_var_2          [2][96][1]float32
+	net_layer_norm_1_var            [2][96][1]float32
+	net_masked_attention_1_x_2      [2][96][1]float32
+	net_masked_attention_1_x_3      [2][96][1]float32
+	net_masked_attention_1_x        [2][96][64]float32
+	net_masked_attention_1_q        [2][96][2][32]float32
+	net_masked_attention_1_k        [2][96][2][32]float32
+	net_masked_attention_1_v        [2][96][2][32]float32
+	net_masked_attention_1_scores_1 [2][96][2][96]float32
+	net_masked_attention_1_scores_2 [1]float32
+	net_masked_attention_1_masked   [2][96][2][96]float32
+	net_masked_attention_1_m        [2][96][2][1]float32
+	net_masked_attention_1_ex       [2][96][2][96]float32
+	net_masked_attention_1_attn_1   [2][96][2][1]float32
+	net_masked_attention_1_attn     [2][96][2][96]float32
+	net_masked_attention_1_ctx      [2][96][2][32]float32
+	net_x1_1                        [2][96][64]float32
+	net_x1                          [2][96][64]float32
+	train_cross_entropy_1_logits_1  [2][96][8]float32
+	train_cross_entropy_1_logits    [2][96][8]float32
+	train_cross_entropy_1_m         [2][96][1]float32
+	train_cross_entropy_1_z         [2][96][8]float32
+	train_cross_entropy_1_logp_1    [2][96][8]float32
+	train_cross_entropy_1_logp_2    [2][96][1]float32
+	train_cross_entropy_1_logp_3    [2][96][1]float32
+	train_1                         [2][96][8]float32
+	pNetMaskedAttention1WQBF16      bf16.Packed
+	pNetMaskedAttention1WKBF16      bf16.Packed
+	pNetMaskedAttention1WVBF16      bf16.Packed
+	maskCausal                      bool
+	pNetMaskedAttention1WOBF16      bf16.Packed
+	pNetLinear1WBF16                bf16.Packed
+}
+
+// ocannlNetBF16TrainLossPart0 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16TrainLossPart0 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlNetBF16TrainLossPart0) Part(j int) {
+	x, scratch := r.x, r.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				xRow := &x[i0][i1+12*j]
+				acc := float32(0)
+				for i2 := range 64 {
+					acc += xRow[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0][i1+12*j][0] = acc
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart0Records holds the free ocannlNetBF16TrainLossPart0 records.
+var ocannlNetBF16TrainLossPart0Records rt.Records[ocannlNetBF16TrainLossPart0]
+
+// ocannlNetBF16TrainLossPart1 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16TrainLossPart1 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlNetBF16TrainLossPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+12*j2]
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0][i1+12*j2][0] = acc2
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart1Records holds the free ocannlNetBF16TrainLossPart1 records.
+var ocannlNetBF16TrainLossPart1Records rt.Records[ocannlNetBF16TrainLossPart1]
+
+// ocannlNetBF16TrainLossPart2 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart2 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 2).
+func (r3 *ocannlNetBF16TrainLossPart2) Part(j3 int) {
+	pNetMaskedAttention1WQ, scratch := r3.pNetMaskedAttention1WQ, r3.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_q[j3][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j3][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WQ[0],
+		P: &scratch.pNetMaskedAttention1WQBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16TrainLossPart2Records holds the free ocannlNetBF16TrainLossPart2 records.
+var ocannlNetBF16TrainLossPart2Records rt.Records[ocannlNetBF16TrainLossPart2]
+
+// ocannlNetBF16TrainLossPart3 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart3 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 2).
+func (r4 *ocannlNetBF16TrainLossPart3) Part(j4 int) {
+	pNetMaskedAttention1WK, scratch := r4.pNetMaskedAttention1WK, r4.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_k[j4][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j4][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WK[0],
+		P: &scratch.pNetMaskedAttention1WKBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16TrainLossPart3Records holds the free ocannlNetBF16TrainLossPart3 records.
+var ocannlNetBF16TrainLossPart3Records rt.Records[ocannlNetBF16TrainLossPart3]
+
+// ocannlNetBF16TrainLossPart4 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart4 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 2).
+func (r5 *ocannlNetBF16TrainLossPart4) Part(j5 int) {
+	pNetMaskedAttention1WV, scratch := r5.pNetMaskedAttention1WV, r5.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_v[j5][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j5][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WV[0],
+		P: &scratch.pNetMaskedAttention1WVBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16TrainLossPart4Records holds the free ocannlNetBF16TrainLossPart4 records.
+var ocannlNetBF16TrainLossPart4Records rt.Records[ocannlNetBF16TrainLossPart4]
+
+// ocannlNetBF16TrainLossPart5 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart5 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 2).
+func (r6 *ocannlNetBF16TrainLossPart5) Part(j6 int) {
+	scratch := r6.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x96x32; when the mask is causal, in blocks of 32 along n, m from the block's start.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][32][i2][32], &scratch.net_masked_attention_1_q[i0+j6][32][i2][0], &scratch.net_masked_attention_1_k[i0+j6][32][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         64,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][64][i2][64], &scratch.net_masked_attention_1_q[i0+j6][64][i2][0], &scratch.net_masked_attention_1_k[i0+j6][64][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         96,
+					N:         96,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart5Records holds the free ocannlNetBF16TrainLossPart5 records.
+var ocannlNetBF16TrainLossPart5Records rt.Records[ocannlNetBF16TrainLossPart5]
+
+// ocannlNetBF16TrainLossPart6 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16TrainLossPart6 struct {
+	mask    *[96][96]float32
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlNetBF16TrainLossPart6) Part(j7 int) {
+	mask, scratch := r8.mask, r8.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX512(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX2(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else {
+		net_masked_attention_1_scores_2V := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow := &mask[i1+12*j7]
+				for i2 := range 2 {
+					net_masked_attention_1_scores_1Row := &scratch.net_masked_attention_1_scores_1[i0][i1+12*j7][i2]
+					net_masked_attention_1_maskedRow := &scratch.net_masked_attention_1_masked[i0][i1+12*j7][i2]
+					for i3 := range 96 {
+						r7 := float32(-1e+09)
+						if maskRow[i3] != 0 {
+							r7 = net_masked_attention_1_scores_1Row[i3] / net_masked_attention_1_scores_2V
+						}
+						net_masked_attention_1_maskedRow[i3] = r7
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart6Records holds the free ocannlNetBF16TrainLossPart6 records.
+var ocannlNetBF16TrainLossPart6Records rt.Records[ocannlNetBF16TrainLossPart6]
+
+// ocannlNetBF16TrainLossPart7 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16TrainLossPart7 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlNetBF16TrainLossPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 24 rows of 96 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce2AVX512(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce2AVX2(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow2 := &scratch.net_masked_attention_1_masked[i0][i1+12*j8][i2]
+					acc7 := float32(math.Inf(-1))
+					for i3 := range 96 {
+						acc7 = max(acc7, net_masked_attention_1_maskedRow2[i3])
+					}
+					scratch.net_masked_attention_1_m[i0][i1+12*j8][i2][0] = acc7
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart7Records holds the free ocannlNetBF16TrainLossPart7 records.
+var ocannlNetBF16TrainLossPart7Records rt.Records[ocannlNetBF16TrainLossPart7]
+
+// ocannlNetBF16TrainLossPart8 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16TrainLossPart8 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r10 *ocannlNetBF16TrainLossPart8) Part(j9 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap3AVX512(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap3AVX2(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow3 := &scratch.net_masked_attention_1_masked[i0][i1+12*j9][i2]
+					net_masked_attention_1_mV := scratch.net_masked_attention_1_m[i0][i1+12*j9][i2][0]
+					net_masked_attention_1_exRow := &scratch.net_masked_attention_1_ex[i0][i1+12*j9][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_masked_attention_1_maskedRow3[i3] - net_masked_attention_1_mV)))
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart8Records holds the free ocannlNetBF16TrainLossPart8 records.
+var ocannlNetBF16TrainLossPart8Records rt.Records[ocannlNetBF16TrainLossPart8]
+
+// ocannlNetBF16TrainLossPart9 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16TrainLossPart9 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlNetBF16TrainLossPart9) Part(j10 int) {
+	scratch := r11.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce3AVX512(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce3AVX2(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_exRow2 := &scratch.net_masked_attention_1_ex[i0][i1+12*j10][i2]
+					acc8 := float32(0)
+					for i3 := range 96 {
+						acc8 += net_masked_attention_1_exRow2[i3]
+					}
+					scratch.net_masked_attention_1_attn_1[i0][i1+12*j10][i2][0] = acc8
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart9Records holds the free ocannlNetBF16TrainLossPart9 records.
+var ocannlNetBF16TrainLossPart9Records rt.Records[ocannlNetBF16TrainLossPart9]
+
+// ocannlNetBF16TrainLossPart10 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16TrainLossPart10 struct {
+	mask    *[96][96]float32
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r13 *ocannlNetBF16TrainLossPart10) Part(j11 int) {
+	mask, scratch := r13.mask, r13.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX512(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX2(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow2 := &mask[i1+12*j11]
+				for i2 := range 2 {
+					net_masked_attention_1_exRow3 := &scratch.net_masked_attention_1_ex[i0][i1+12*j11][i2]
+					net_masked_attention_1_attn_1V := scratch.net_masked_attention_1_attn_1[i0][i1+12*j11][i2][0]
+					net_masked_attention_1_attnRow := &scratch.net_masked_attention_1_attn[i0][i1+12*j11][i2]
+					for i3 := range 96 {
+						r12 := float32(0)
+						if maskRow2[i3] != 0 {
+							r12 = net_masked_attention_1_exRow3[i3] / net_masked_attention_1_attn_1V
+						}
+						net_masked_attention_1_attnRow[i3] = r12
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart10Records holds the free ocannlNetBF16TrainLossPart10 records.
+var ocannlNetBF16TrainLossPart10Records rt.Records[ocannlNetBF16TrainLossPart10]
+
+// ocannlNetBF16TrainLossPart11 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart11 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 2).
+func (r14 *ocannlNetBF16TrainLossPart11) Part(j12 int) {
+	scratch := r14.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96; when the mask is causal, in blocks of 32 along m, k from 0 to the block's end.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][32][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][32][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         64,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][64][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][64][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart11Records holds the free ocannlNetBF16TrainLossPart11 records.
+var ocannlNetBF16TrainLossPart11Records rt.Records[ocannlNetBF16TrainLossPart11]
+
+// ocannlNetBF16TrainLossPart12 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart12 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 2).
+func (r15 *ocannlNetBF16TrainLossPart12) Part(j13 int) {
+	pNetMaskedAttention1WO, scratch := r15.pNetMaskedAttention1WO, r15.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_x1_1[j13][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_ctx[j13][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WO[0],
+		P: &scratch.pNetMaskedAttention1WOBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16TrainLossPart12Records holds the free ocannlNetBF16TrainLossPart12 records.
+var ocannlNetBF16TrainLossPart12Records rt.Records[ocannlNetBF16TrainLossPart12]
+
+// ocannlNetBF16TrainLossPart13 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart13 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 2).
+func (r16 *ocannlNetBF16TrainLossPart13) Part(j14 int) {
+	x, scratch := r16.x, r16.scratch
+	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				xRow3 := &x[i0+j14][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+j14][i1]
+				net_x1Row := &scratch.net_x1[i0+j14][i1]
+				for i2 := range 64 {
+					net_x1Row[i2] = xRow3[i2] + net_x1_1Row[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart13Records holds the free ocannlNetBF16TrainLossPart13 records.
+var ocannlNetBF16TrainLossPart13Records rt.Records[ocannlNetBF16TrainLossPart13]
+
+// ocannlNetBF16TrainLossPart14 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart14 struct {
+	pNetLinear1W *[512]float32
+	scratch      *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 2).
+func (r17 *ocannlNetBF16TrainLossPart14) Part(j15 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x8x64.
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[j15][0][0], bf16.Operand{F: &scratch.net_x1[j15][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16TrainLossPart14Records holds the free ocannlNetBF16TrainLossPart14 records.
+var ocannlNetBF16TrainLossPart14Records rt.Records[ocannlNetBF16TrainLossPart14]
+
+// ocannlNetBF16TrainLossPart15 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart15 struct {
+	pNetLinear1B *[8]float32
+	scratch      *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 2).
+func (r18 *ocannlNetBF16TrainLossPart15) Part(j16 int) {
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+j16][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+j16][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart15Records holds the free ocannlNetBF16TrainLossPart15 records.
+var ocannlNetBF16TrainLossPart15Records rt.Records[ocannlNetBF16TrainLossPart15]
+
+// ocannlNetBF16TrainLossPart16 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart16 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 2).
+func (r19 *ocannlNetBF16TrainLossPart16) Part(j17 int) {
+	scratch := r19.scratch
+	// float32 along-rows max reduction kernel, 96 rows of 8 elements into 96 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+j17][i1]
+				acc12 := float32(math.Inf(-1))
+				for i2 := range 8 {
+					acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+j17][i1][0] = acc12
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart16Records holds the free ocannlNetBF16TrainLossPart16 records.
+var ocannlNetBF16TrainLossPart16Records rt.Records[ocannlNetBF16TrainLossPart16]
+
+// ocannlNetBF16TrainLossPart17 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart17 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 2).
+func (r20 *ocannlNetBF16TrainLossPart17) Part(j18 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+j18][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+j18][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+j18][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart17Records holds the free ocannlNetBF16TrainLossPart17 records.
+var ocannlNetBF16TrainLossPart17Records rt.Records[ocannlNetBF16TrainLossPart17]
+
+// ocannlNetBF16TrainLossPart18 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart18 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r21 *ocannlNetBF16TrainLossPart18) Part(j19 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 768 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+j19][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+j19][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart18Records holds the free ocannlNetBF16TrainLossPart18 records.
+var ocannlNetBF16TrainLossPart18Records rt.Records[ocannlNetBF16TrainLossPart18]
+
+// ocannlNetBF16TrainLossPart19 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart19 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 2).
+func (r22 *ocannlNetBF16TrainLossPart19) Part(j20 int) {
+	scratch := r22.scratch
+	// float32 along-rows add reduction kernel, 96 rows of 8 elements into 96 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+j20][i1]
+				acc13 := float32(0)
+				for i2 := range 8 {
+					acc13 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+j20][i1][0] = acc13
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart19Records holds the free ocannlNetBF16TrainLossPart19 records.
+var ocannlNetBF16TrainLossPart19Records rt.Records[ocannlNetBF16TrainLossPart19]
+
+// ocannlNetBF16TrainLossPart20 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart20 struct {
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r23 *ocannlNetBF16TrainLossPart20) Part(j21 int) {
+	scratch := r23.scratch
+	// float32 pointwise kernel over 96 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[j21][0][0], &scratch.train_cross_entropy_1_logp_2[j21][0][0])
+	} else {
+		for i0 := range 1 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j21]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+j21]
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart20Records holds the free ocannlNetBF16TrainLossPart20 records.
+var ocannlNetBF16TrainLossPart20Records rt.Records[ocannlNetBF16TrainLossPart20]
+
+// ocannlNetBF16TrainLossPart21 is the task record of a loop nest of ocannlNetBF16TrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16TrainLossPart21 struct {
+	labels  *[2][96][8]float32
+	scratch *ocannlNetBF16TrainLossScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 2).
+func (r24 *ocannlNetBF16TrainLossPart21) Part(j22 int) {
+	labels, scratch := r24.labels, r24.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				labelsRow := &labels[i0+j22][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+j22][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+j22][i1][0]
+				train_1Row := &scratch.train_1[i0+j22][i1]
+				for i2 := range 8 {
+					train_1Row[i2] = labelsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16TrainLossPart21Records holds the free ocannlNetBF16TrainLossPart21 records.
+var ocannlNetBF16TrainLossPart21Records rt.Records[ocannlNetBF16TrainLossPart21]
+
+// ocannlNetBF16Backward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model NetBF16.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2,96 | 64 (input, parameter x)
+//	labels: 2,96 | 8 (input, parameter labels)
+//	mask: 96 | 96 ->  (input, parameter mask)
+//	_net.layer_norm#1/mean.1: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
+//	_dim_d.1: 1 (dim, constant)
+//	net.layer_norm#1/mean: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 2,96 | 64 (let, local, in scratch field net_layer_norm_1_centered)
+//	_net.layer_norm#1/var.1: 2,96 | 64 (let, local)
+//	_net.layer_norm#1/var.2: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
+//	_dim_d.2: 1 (dim, constant)
+//	net.layer_norm#1/var: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var)
+//	net.layer_norm#1.gamma: 64 (param, parameter pNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1: 2,96 | 64 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.masked_attention#1/x.2: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_2)
+//	_net.masked_attention#1/x.3: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_3)
+//	_net.masked_attention#1/x.4: 2,96 | 64 (let, local)
+//	net.layer_norm#1.beta: 64 (param, parameter pNetLayerNorm1Beta)
+//	net.masked_attention#1/x: 2,96 | 64 (let, local, in scratch field net_masked_attention_1_x)
+//	net.masked_attention#1.w_q: 64 -> 2,32 (param, parameter pNetMaskedAttention1WQ)
+//	net.masked_attention#1/q: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_q)
+//	net.masked_attention#1.w_k: 64 -> 2,32 (param, parameter pNetMaskedAttention1WK)
+//	net.masked_attention#1/k: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_k)
+//	net.masked_attention#1.w_v: 64 -> 2,32 (param, parameter pNetMaskedAttention1WV)
+//	net.masked_attention#1/v: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_v)
+//	_net.masked_attention#1/scores.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores_1)
+//	_dim_d.3: 1 (dim, constant)
+//	_net.masked_attention#1/scores.2: 1 (let, local, in scratch field net_masked_attention_1_scores_2)
+//	net.masked_attention#1/scores: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores)
+//	_num.2: 1 (number, constant)
+//	net.masked_attention#1/masked: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_masked)
+//	net.masked_attention#1/m: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_m)
+//	_net.masked_attention#1/ex.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex_1)
+//	net.masked_attention#1/ex: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex)
+//	_net.masked_attention#1/attn.1: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_attn_1)
+//	_net.masked_attention#1/attn.2: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn_2)
+//	_num.3: 1 (number, constant)
+//	net.masked_attention#1/attn: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn)
+//	net.masked_attention#1/ctx: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_ctx)
+//	net.masked_attention#1.w_o: 2,32 -> 64 (param, parameter pNetMaskedAttention1WO)
+//	_net/x1.1: 2,96 | 64 (let, local, in scratch field net_x1_1)
+//	net/x1: 2,96 | 64 (let, local, in scratch field net_x1)
+//	net.linear#1.w: 64 -> 8 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits_1)
+//	net.linear#1.b: 8 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
+//	train.cross_entropy#1/logp: 2,96 | 8 (let, local)
+//	_train.1: 2,96 | 8 (let, local, in scratch field train_1)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.layer_norm#1.gamma.grad: [64] (let, output parameter gNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1.grad: [2 96 64] (let, local)
+//	_net.masked_attention#1/x.4.grad: [2 96 64] (let, local)
+//	net.layer_norm#1.beta.grad: [64] (let, output parameter gNetLayerNorm1Beta)
+//	net.masked_attention#1/x.grad: [2 96 64] (let, local, in scratch field net_masked_attention_1_x_grad)
+//	net.masked_attention#1.w_q.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WQ)
+//	net.masked_attention#1/q.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_q_grad)
+//	net.masked_attention#1.w_k.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WK)
+//	net.masked_attention#1/k.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_k_grad)
+//	net.masked_attention#1.w_v.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WV)
+//	net.masked_attention#1/v.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_v_grad)
+//	_net.masked_attention#1/scores.1.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_scores_1_grad)
+//	net.masked_attention#1/scores.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_scores_grad)
+//	net.masked_attention#1/masked.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_masked_grad)
+//	net.masked_attention#1/m.grad: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_m_grad)
+//	_net.masked_attention#1/ex.1.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_ex_1_grad)
+//	net.masked_attention#1/ex.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_ex_grad)
+//	_net.masked_attention#1/attn.1.grad: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_attn_1_grad)
+//	_net.masked_attention#1/attn.2.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_attn_2_grad)
+//	net.masked_attention#1/attn.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_attn_grad)
+//	net.masked_attention#1/ctx.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_ctx_grad)
+//	net.masked_attention#1.w_o.grad: [64 2 32] (let, output parameter gNetMaskedAttention1WO)
+//	_net/x1.1.grad: [2 96 64] (let, local)
+//	net/x1.grad: [2 96 64] (let, local, in scratch field net_x1_grad)
+//	net.linear#1.w.grad: [8 64] (let, output parameter gNetLinear1W)
+//	_train.cross_entropy#1/logits.1.grad: [2 96 8] (let, local)
+//	net.linear#1.b.grad: [8] (let, output parameter gNetLinear1B)
+//	train.cross_entropy#1/logits.grad: [2 96 8] (let, local)
+//	train.cross_entropy#1/m.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [2 96 8] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [2 96 8] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [2 96 8] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [2 96 8] (let, local)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [8] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@29: [2 96 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_29)
+//	_ordinals.2: [96] (literal, local, in scratch field ordinals_2)
+//	net.masked_attention#1/m.argmax@18: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_m_argmax_18)
+//
+// Loop nests:
+//
+//	# init _dim_d.1 (dim)
+//	init _dim_d.1: constant 64
+//
+//	# init _dim_d.2 (dim)
+//	init _dim_d.2: constant 64
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _dim_d.3 (dim)
+//	init _dim_d.3: constant 32
+//
+//	# init _num.2 (number)
+//	init _num.2: constant -1e+09
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 192
+//
+//	# init _ordinals.1 (the ordinals of [8] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [96] reduced points)
+//	init _ordinals.2: range over offsets
+//
+//	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+//	fill _net.layer_norm#1/mean.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/mean.1[i0, i1, 0] += x[i0, i1, i2]
+//
+//	# net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/mean[i0, i1, 0] = _net.layer_norm#1/mean.1[i0, i1, 0] / _dim_d.1[0]
+//
+//	# net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.layer_norm#1/centered[i0, i1, i2] = x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
+//
+//	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+//
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+//	fill _net.layer_norm#1/var.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//
+//	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
+//
+//	# _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+//
+//	# _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.1[0]
+//
+//	# _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.masked_attention#1/x.2[i0, i1, 0])
+//
+//	# _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
+//
+//	# net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.masked_attention#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.masked_attention#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
+//
+//	# net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+//	fill net.masked_attention#1/q with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/q[i0, i1, i2, i3] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+//	fill net.masked_attention#1/k with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/k[i0, i1, i2, i3] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+//	fill net.masked_attention#1/v with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/v[i0, i1, i2, i3] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+//	fill _net.masked_attention#1/scores.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:  # reduction
+//	          _net.masked_attention#1/scores.1[i0, i1, i2, i3] += net.masked_attention#1/q[i0, i1, i2, i4] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+//	_net.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
+//
+//	# net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2
+//
+//	# net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/masked[i0, i1, i2, i3] = where(mask[i1, i3], _net.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.masked_attention#1/scores.2[0], _num.2[0])
+//
+//	# net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+//	fill net.masked_attention#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m[i0, i1, i2, 0] max= net.masked_attention#1/masked[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m
+//
+//	# net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.masked_attention#1/masked[i0, i1, i2, i3] - net.masked_attention#1/m[i0, i1, i2, 0])
+//
+//	# _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+//	fill _net.masked_attention#1/attn.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1[i0, i1, i2, 0] += net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1
+//
+//	# net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/attn[i0, i1, i2, i3] = where(mask[i1, i3], net.masked_attention#1/ex[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
+//
+//	# net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+//	fill net.masked_attention#1/ctx with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:  # reduction
+//	          net.masked_attention#1/ctx[i0, i1, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+//	fill _net/x1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..31:  # reduction
+//	          _net/x1.1[i0, i1, i2] += net.masked_attention#1.w_o[i2, i3, i4] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# net/x1 = pointwise "+" of x, _net/x1.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net/x1[i0, i1, i2] = x[i0, i1, i2] + _net/x1.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:  # reduction
+//	        _train.cross_entropy#1/logits.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net/x1[i0, i1, i3]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logits[i0, i1, i2] = _train.cross_entropy#1/logits.1[i0, i1, i2] + net.linear#1.b[i2]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m[i0, i1, 0] max= train.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/z[i0, i1, i2] = train.cross_entropy#1/logits[i0, i1, i2] - train.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.cross_entropy#1/logp.1[i0, i1, i2] = exp(train.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.2[i0, i1, 0] += _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.1[i0, i1, i2] = labels[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:  # reduction
+//	      _train.2[0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.layer_norm#1.gamma.grad with 0
+//	fill net.layer_norm#1.beta.grad with 0
+//	fill net.masked_attention#1/x.grad with 0
+//	fill net.masked_attention#1.w_q.grad with 0
+//	fill net.masked_attention#1/q.grad with 0
+//	fill net.masked_attention#1.w_k.grad with 0
+//	fill net.masked_attention#1/k.grad with 0
+//	fill net.masked_attention#1.w_v.grad with 0
+//	fill net.masked_attention#1/v.grad with 0
+//	fill _net.masked_attention#1/scores.1.grad with 0
+//	fill net.masked_attention#1/m.grad with 0
+//	fill _net.masked_attention#1/ex.1.grad with 0
+//	fill net.masked_attention#1/ex.grad with 0
+//	fill _net.masked_attention#1/attn.1.grad with 0
+//	fill _net.masked_attention#1/attn.2.grad with 0
+//	fill net.masked_attention#1/attn.grad with 0
+//	fill net.masked_attention#1/ctx.grad with 0
+//	fill net.masked_attention#1.w_o.grad with 0
+//	fill net/x1.grad with 0
+//	fill net.linear#1.w.grad with 0
+//	fill net.linear#1.b.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 38 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 37 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 36 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
+//
+//	# backprop of op 35 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += labels[i0, i1, i2] * _train.2.grad[0]
+//
+//	# backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
+//
+//	# backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.3.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 33 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
+//
+//	# backprop of op 32 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
+//
+//	# backprop of op 31 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
+//
+//	# backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@29 = 8 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@29 with 8
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 8); w is train.cross_entropy#1/m.argmax@29
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m.argmax@29[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 8)
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@29[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//
+//	# backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
+//
+//	# backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net/x1[i0, i1, i3]
+//
+//	# backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      for i3 in 0..63:
+//	        net/x1.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 26 (net/x1 = pointwise "+" of x, _net/x1.1): g2 =+ g; g2 is _net/x1.1.grad (the copy elided: _net/x1.1.grad reads net/x1.grad)
+//
+//	# backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.masked_attention#1.w_o.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1.w_o.grad[i2, i3, i4] += net/x1.grad[i0, i1, i2] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.masked_attention#1/ctx.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      for i3 in 0..1:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.masked_attention#1.w_o[i2, i3, i4] * net/x1.grad[i0, i1, i2]
+//
+//	# backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g1 =+ g * v2; g1 is net.masked_attention#1/attn.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..95:
+//	          net.masked_attention#1/attn.grad[i0, i1, i2, i4] += net.masked_attention#1/ctx.grad[i0, i1, i2, i3] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g2 =+ v1 * g; g2 is net.masked_attention#1/v.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:
+//	          net.masked_attention#1/v.grad[i0, i4, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/ctx.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 23 (net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.masked_attention#1/attn.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.masked_attention#1/attn.grad[i0, i1, i2, i3], 0)
+//
+//	# backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0]
+//
+//	# backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.masked_attention#1/attn.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1.grad[i0, i1, i2, 0] += _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] * neg(net.masked_attention#1/ex[i0, i1, i2, i3] / (_net.masked_attention#1/attn.1[i0, i1, i2, 0] * _net.masked_attention#1/attn.1[i0, i1, i2, 0]))
+//
+//	# backprop of op 21 (_net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex): g1 =+ g; g1 is net.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.masked_attention#1/attn.1.grad[i0, i1, i2, 0]
+//
+//	# backprop of op 20 (net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.masked_attention#1/ex.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g1 =+ g; g1 is net.masked_attention#1/masked.grad (the copy elided: net.masked_attention#1/masked.grad reads _net.masked_attention#1/ex.1.grad)
+//
+//	# backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g2 =- g; g2 is net.masked_attention#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m.grad[i0, i1, i2, 0] -= _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): net.masked_attention#1/m.argmax@18 = 96 (no winner yet)
+//	fill net.masked_attention#1/m.argmax@18 with 96
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 96); w is net.masked_attention#1/m.argmax@18
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m.argmax@18[i0, i1, i2, 0] min= where(net.masked_attention#1/masked[i0, i1, i2, i3] == net.masked_attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 96)
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.masked_attention#1/masked.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.masked_attention#1/m.argmax@18[i0, i1, i2, 0], net.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//
+//	# backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad
+//
+//	# backprop of op 16 (net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.masked_attention#1/scores.1.grad, with backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += (where(mask[i1, i3], _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0) + 0) / _net.masked_attention#1/scores.2[0]
+//
+//	# backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g1 =+ g * v2; g1 is net.masked_attention#1/q.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/q.grad[i0, i1, i2, i4] += _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g2 =+ v1 * g; g2 is net.masked_attention#1/k.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/k.grad[i0, i3, i2, i4] += net.masked_attention#1/q[i0, i1, i2, i4] * _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_v.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_v.grad[i2, i3, i4] += net.masked_attention#1/v.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/v.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_k.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_k.grad[i2, i3, i4] += net.masked_attention#1/k.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/k.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_q.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_q.grad[i2, i3, i4] += net.masked_attention#1/q.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/q.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.masked_attention#1/x.4.grad (the copy elided: _net.masked_attention#1/x.4.grad reads net.masked_attention#1/x.grad)
+//
+//	# backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      net.layer_norm#1.beta.grad[i2] += net.masked_attention#1/x.grad[i0, i1, i2]
+//
+//	# backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad
+//
+//	# backprop of op 6 (_net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad fused
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      net.layer_norm#1.gamma.grad[i2] += ((net.masked_attention#1/x.grad[i0, i1, i2] / _net.masked_attention#1/x.3[i0, i1, 0]) + 0) * net.layer_norm#1/centered[i0, i1, i2]
+func ocannlNetBF16Backward(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[96][96]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetMaskedAttention1WQ *[4096]float32, pNetMaskedAttention1WK *[4096]float32, pNetMaskedAttention1WV *[4096]float32, pNetMaskedAttention1WO *[4096]float32, pNetLinear1W *[512]float32, pNetLinear1B *[8]float32, gNetLayerNorm1Gamma *[64]float32, gNetLayerNorm1Beta *[64]float32, gNetMaskedAttention1WQ *[4096]float32, gNetMaskedAttention1WK *[4096]float32, gNetMaskedAttention1WV *[4096]float32, gNetMaskedAttention1WO *[4096]float32, gNetLinear1W *[512]float32, gNetLinear1B *[8]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlNetBF16BackwardScratch) {
+	var train_2 [1]float32
+	var train_3 [1]float32
+	var train_3_grad [1]float32
+	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// Whether each mask is causal (zeros above its diagonal): the contractions over it then skip the blocks above it.
+	scratch.maskCausal = rt.UpperZero(&mask[0][0], 96)
+
+	// init _ordinals.1 (the ordinals of [8] reduced points)
+	scratch.ordinals_1 = [8]float32{0, 1, 2, 3, 4, 5, 6, 7}
+
+	// init _ordinals.2 (the ordinals of [96] reduced points)
+	scratch.ordinals_2 = [96]float32{
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+		16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+		32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+		48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+		64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+		80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+	}
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+	// 8 parts of i1 on the pool.
+	rec := ocannlNetBF16BackwardPart0Records.Get()
+	rec.x = x
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlNetBF16BackwardPart0{}
+	ocannlNetBF16BackwardPart0Records.Put(rec)
+
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+	for i0 := range 2 {
+		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 64
+		}
+	}
+
+	// net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+	// float32 pointwise kernel over 192 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				xRow2 := &x[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 64 {
+					net_layer_norm_1_centeredRow[i2] = xRow2[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// 8 parts of i1 on the pool.
+	rec2 := ocannlNetBF16BackwardPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlNetBF16BackwardPart1{}
+	ocannlNetBF16BackwardPart1Records.Put(rec2)
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+	for i0 := range 2 {
+		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+		net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 64
+		}
+	}
+
+	// _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	for i0 := range 2 {
+		net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+		net_masked_attention_1_x_2Row := &scratch.net_masked_attention_1_x_2[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+	for i0 := range 2 {
+		net_masked_attention_1_x_2Row2 := &scratch.net_masked_attention_1_x_2[i0]
+		net_masked_attention_1_x_3Row := &scratch.net_masked_attention_1_x_3[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_3Row[i1][0] = float32(math.Sqrt(float64(net_masked_attention_1_x_2Row2[i1][0])))
+		}
+	}
+
+	// net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 192 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_masked_attention_1_x_3V := scratch.net_masked_attention_1_x_3[i0][i1][0]
+				net_masked_attention_1_xRow := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 64 {
+					net_masked_attention_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_masked_attention_1_x_3V) + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
+
+	// _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_masked_attention_1_scores_2[0] = 5.656854
+
+	// net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WQBF16, &pNetMaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec3 := ocannlNetBF16BackwardPart2Records.Get()
+	rec3.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec3.scratch = scratch
+
+	// net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WKBF16, &pNetMaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec4 := ocannlNetBF16BackwardPart3Records.Get()
+	rec4.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec4.scratch = scratch
+
+	// net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WVBF16, &pNetMaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec5 := ocannlNetBF16BackwardPart4Records.Get()
+	rec5.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec5.scratch = scratch
+
+	// _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+	// 2 parts of i0 on the pool.
+	rec6 := ocannlNetBF16BackwardPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec3, rec4, rec5, rec6)
+	*rec3 = ocannlNetBF16BackwardPart2{}
+	ocannlNetBF16BackwardPart2Records.Put(rec3)
+	*rec4 = ocannlNetBF16BackwardPart3{}
+	ocannlNetBF16BackwardPart3Records.Put(rec4)
+	*rec5 = ocannlNetBF16BackwardPart4{}
+	ocannlNetBF16BackwardPart4Records.Put(rec5)
+	*rec6 = ocannlNetBF16BackwardPart5{}
+	ocannlNetBF16BackwardPart5Records.Put(rec6)
+
+	// net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+	// 8 parts of i1 on the pool.
+	rec7 := ocannlNetBF16BackwardPart6Records.Get()
+	rec7.mask = mask
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlNetBF16BackwardPart6{}
+	ocannlNetBF16BackwardPart6Records.Put(rec7)
+
+	// net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+	// 8 parts of i1 on the pool.
+	rec8 := ocannlNetBF16BackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlNetBF16BackwardPart7{}
+	ocannlNetBF16BackwardPart7Records.Put(rec8)
+
+	// net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+	// 8 parts of i1 on the pool.
+	rec9 := ocannlNetBF16BackwardPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlNetBF16BackwardPart8{}
+	ocannlNetBF16BackwardPart8Records.Put(rec9)
+
+	// _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+	// 8 parts of i1 on the pool.
+	rec10 := ocannlNetBF16BackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlNetBF16BackwardPart9{}
+	ocannlNetBF16BackwardPart9Records.Put(rec10)
+
+	// net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+	// 8 parts of i1 on the pool.
+	rec11 := ocannlNetBF16BackwardPart10Records.Get()
+	rec11.mask = mask
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlNetBF16BackwardPart10{}
+	ocannlNetBF16BackwardPart10Records.Put(rec11)
+
+	// net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec12 := ocannlNetBF16BackwardPart11Records.Get()
+	rec12.scratch = scratch
+
+	// _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WOBF16, &pNetMaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec13 := ocannlNetBF16BackwardPart12Records.Get()
+	rec13.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec13.scratch = scratch
+
+	// net/x1 = pointwise "+" of x, _net/x1.1
+	// 2 parts of i0 on the pool.
+	rec14 := ocannlNetBF16BackwardPart13Records.Get()
+	rec14.x = x
+	rec14.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec15 := ocannlNetBF16BackwardPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	// 2 parts of i0 on the pool.
+	rec16 := ocannlNetBF16BackwardPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 2 parts of i0 on the pool.
+	rec17 := ocannlNetBF16BackwardPart16Records.Get()
+	rec17.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 2 parts of i0 on the pool.
+	rec18 := ocannlNetBF16BackwardPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 2 parts of i0 on the pool.
+	rec19 := ocannlNetBF16BackwardPart18Records.Get()
+	rec19.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 2 parts of i0 on the pool.
+	rec20 := ocannlNetBF16BackwardPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 2 parts of i0 on the pool.
+	rec21 := ocannlNetBF16BackwardPart20Records.Get()
+	rec21.scratch = scratch
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 2 parts of i0 on the pool.
+	rec22 := ocannlNetBF16BackwardPart21Records.Get()
+	rec22.labels = labels
+	rec22.scratch = scratch
+
+	// The 11 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec12 = ocannlNetBF16BackwardPart11{}
+	ocannlNetBF16BackwardPart11Records.Put(rec12)
+	*rec13 = ocannlNetBF16BackwardPart12{}
+	ocannlNetBF16BackwardPart12Records.Put(rec13)
+	*rec14 = ocannlNetBF16BackwardPart13{}
+	ocannlNetBF16BackwardPart13Records.Put(rec14)
+	*rec15 = ocannlNetBF16BackwardPart14{}
+	ocannlNetBF16BackwardPart14Records.Put(rec15)
+	*rec16 = ocannlNetBF16BackwardPart15{}
+	ocannlNetBF16BackwardPart15Records.Put(rec16)
+	*rec17 = ocannlNetBF16BackwardPart16{}
+	ocannlNetBF16BackwardPart16Records.Put(rec17)
+	*rec18 = ocannlNetBF16BackwardPart17{}
+	ocannlNetBF16BackwardPart17Records.Put(rec18)
+	*rec19 = ocannlNetBF16BackwardPart18{}
+	ocannlNetBF16BackwardPart18Records.Put(rec19)
+	*rec20 = ocannlNetBF16BackwardPart19{}
+	ocannlNetBF16BackwardPart19Records.Put(rec20)
+	*rec21 = ocannlNetBF16BackwardPart20{}
+	ocannlNetBF16BackwardPart20Records.Put(rec21)
+	*rec22 = ocannlNetBF16BackwardPart21{}
+	ocannlNetBF16BackwardPart21Records.Put(rec22)
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// float32 along-rows add reduction kernel, 1 rows of 1536 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc14 := float32(0)
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 8 {
+					acc14 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2[0] = acc14
+	}
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 192
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetLayerNorm1Gamma = [64]float32{}
+	*gNetLayerNorm1Beta = [64]float32{}
+	*gNetMaskedAttention1WQ = [4096]float32{}
+	*gNetMaskedAttention1WK = [4096]float32{}
+	*gNetMaskedAttention1WV = [4096]float32{}
+	scratch.net_masked_attention_1_m_grad = [2][96][2][1]float32{}
+	scratch.net_masked_attention_1_attn_1_grad = [2][96][2][1]float32{}
+	*gNetMaskedAttention1WO = [4096]float32{}
+	*gNetLinear1B = [8]float32{}
+	scratch.train_cross_entropy_1_m_grad = [2][96][1]float32{}
+	scratch.train_cross_entropy_1_logp_2_grad = [2][96][1]float32{}
+	scratch.train_cross_entropy_1_logp_3_grad = [2][96][1]float32{}
+	scratch.train_2_grad = [1]float32{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 38 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 37 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	scratch.train_2_grad[0] += train_3_grad[0] / 192
+
+	// backprop of op 35 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 1536 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &labels[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &labels[0][0][0], &scratch.train_2_grad[0])
+	} else {
+		scratch.train_cross_entropy_1_logp_grad = [2][96][8]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
+		for i0 := range 2 {
+			for i1 := range 96 {
+				labelsRow2 := &labels[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_gradRow[i2] += labelsRow2[i2] * train_2_gradV
+				}
+			}
+		}
+	}
+
+	// backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// float32 along-rows sub reduction kernel, 192 rows of 8 elements into 192 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc15 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc15 -= train_cross_entropy_1_logp_gradRow2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc15
+			}
+		}
+	}
+
+	// backprop of op 33 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0]
+		train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0]
+		train_cross_entropy_1_logp_2_gradRow := &scratch.train_cross_entropy_1_logp_2_grad[i0]
+		for i1 := range 96 {
+			train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+		}
+	}
+
+	// backprop of op 31 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 192 rows of 8 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// float32 along-rows sub reduction kernel, 192 rows of 8 elements into 192 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc16 := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc16 -= train_cross_entropy_1_logp_gradRow4[i2]
+				}
+				scratch.train_cross_entropy_1_m_grad[i0][i1][0] = acc16
+			}
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@29 = 8 (no winner yet)
+	for j23 := range 2 {
+		for j24 := range 96 {
+			scratch.train_cross_entropy_1_m_argmax_29[j23][j24][0] = 8
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 8); w is train.cross_entropy#1/m.argmax@29
+	// float32 along-rows min reduction kernel, 192 rows of 8 elements into 192 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
+		ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc17 := scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0]
+				for i2 := range 8 {
+					var r25 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r25 = 1
+					}
+					r26 := float32(8)
+					if r25 != 0 {
+						r26 = scratch.ordinals_1[i2]
+					}
+					acc17 = min(acc17, r26)
+				}
+				scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0] = acc17
+			}
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// float32 pointwise kernel over 192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_m_argmax_29V := scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					var r27 float32
+					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_29V {
+						r27 = 1
+					}
+					r28 := float32(0)
+					if r27 != 0 {
+						r28 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logp_gradRow5[i2] += r28
+				}
+			}
+		}
+	}
+
+	// backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// float32 across-rows add reduction kernel, 192 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 2 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
+				for i2 := range 8 {
+					acc18 := gNetLinear1B[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow6[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow7[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow8[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow9[i2]
+					gNetLinear1B[i2] = acc18
+				}
+			}
+		}
+	}
+
+	// backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 8x64x192.
+	bf16.Gemm(&gNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.net_x1[0][0][0], bf16.Shape{
+		AK:        8,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         192,
+		M:         8,
+		N:         64,
+		Overwrite: true,
+	})
+
+	// backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 192x64x8.
+	bf16.Gemm(&scratch.net_x1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        8,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         8,
+		M:         192,
+		N:         64,
+		Overwrite: true,
+	})
+
+	// backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.masked_attention#1.w_o.grad
+	bf16.PackAIn(region, &scratch.net_x1_gradBF16, &scratch.net_x1_grad[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  64,
+		N:  32,
+	}, 2)
+	// 2 parts of i3 on the pool.
+	rec23 := ocannlNetBF16BackwardPart22Records.Get()
+	rec23.gNetMaskedAttention1WO = gNetMaskedAttention1WO
+	rec23.scratch = scratch
+
+	// backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.masked_attention#1/ctx.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx_grad = [2][96][2][32]float32{}
+	}
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WOBF162, &pNetMaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec24 := ocannlNetBF16BackwardPart23Records.Get()
+	rec24.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec24.scratch = scratch
+
+	// backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g1 =+ g * v2; g1 is net.masked_attention#1/attn.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_attn_grad = [2][96][2][96]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec25 := ocannlNetBF16BackwardPart24Records.Get()
+	rec25.scratch = scratch
+
+	// backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g2 =+ v1 * g; g2 is net.masked_attention#1/v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_v_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec26 := ocannlNetBF16BackwardPart25Records.Get()
+	rec26.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec23, rec24, rec25, rec26)
+	*rec23 = ocannlNetBF16BackwardPart22{}
+	ocannlNetBF16BackwardPart22Records.Put(rec23)
+	*rec24 = ocannlNetBF16BackwardPart23{}
+	ocannlNetBF16BackwardPart23Records.Put(rec24)
+	*rec25 = ocannlNetBF16BackwardPart24{}
+	ocannlNetBF16BackwardPart24Records.Put(rec25)
+	*rec26 = ocannlNetBF16BackwardPart25{}
+	ocannlNetBF16BackwardPart25Records.Put(rec26)
+
+	// backprop of op 23 (net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.masked_attention#1/attn.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_attn_2_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec27 := ocannlNetBF16BackwardPart26Records.Get()
+	rec27.mask = mask
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlNetBF16BackwardPart26{}
+	ocannlNetBF16BackwardPart26Records.Put(rec27)
+
+	// backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.masked_attention#1/ex.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ex_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec28 := ocannlNetBF16BackwardPart27Records.Get()
+	rec28.scratch = scratch
+
+	// backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.masked_attention#1/attn.1.grad
+	// 8 parts of i1 on the pool.
+	rec29 := ocannlNetBF16BackwardPart28Records.Get()
+	rec29.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec28, rec29)
+	*rec28 = ocannlNetBF16BackwardPart27{}
+	ocannlNetBF16BackwardPart27Records.Put(rec28)
+	*rec29 = ocannlNetBF16BackwardPart28{}
+	ocannlNetBF16BackwardPart28Records.Put(rec29)
+
+	// backprop of op 21 (_net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex): g1 =+ g; g1 is net.masked_attention#1/ex.grad
+	// 8 parts of i1 on the pool.
+	rec30 := ocannlNetBF16BackwardPart29Records.Get()
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlNetBF16BackwardPart29{}
+	ocannlNetBF16BackwardPart29Records.Put(rec30)
+
+	// backprop of op 20 (net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.masked_attention#1/ex.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ex_1_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec31 := ocannlNetBF16BackwardPart30Records.Get()
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlNetBF16BackwardPart30{}
+	ocannlNetBF16BackwardPart30Records.Put(rec31)
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): net.masked_attention#1/m.argmax@18 = 96 (no winner yet)
+
+	// float32 pointwise kernel over 384 elements (c = 96): AVX512, AVX2.
+
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_masked_attention_1_m_argmax_18[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.net_masked_attention_1_m_argmax_18[0][0][0][0])
+	} else {
+		for j35 := range 2 {
+			for j36 := range 96 {
+				for j37 := range 2 {
+					scratch.net_masked_attention_1_m_argmax_18[j35][j36][j37][0] = 96
+				}
+			}
+		}
+	}
+
+	// backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g2 =- g; g2 is net.masked_attention#1/m.grad
+	// 8 parts of i1 on the pool.
+	rec32 := ocannlNetBF16BackwardPart31Records.Get()
+	rec32.scratch = scratch
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 96); w is net.masked_attention#1/m.argmax@18
+	// 8 parts of i1 on the pool.
+	rec33 := ocannlNetBF16BackwardPart32Records.Get()
+	rec33.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec32, rec33)
+	*rec32 = ocannlNetBF16BackwardPart31{}
+	ocannlNetBF16BackwardPart31Records.Put(rec32)
+	*rec33 = ocannlNetBF16BackwardPart32{}
+	ocannlNetBF16BackwardPart32Records.Put(rec33)
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.masked_attention#1/masked.grad
+	// 8 parts of i1 on the pool.
+	rec34 := ocannlNetBF16BackwardPart33Records.Get()
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlNetBF16BackwardPart33{}
+	ocannlNetBF16BackwardPart33Records.Put(rec34)
+
+	// backprop of op 16 (net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.masked_attention#1/scores.1.grad, with backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad fused
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_scores_1_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec35 := ocannlNetBF16BackwardPart34Records.Get()
+	rec35.mask = mask
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlNetBF16BackwardPart34{}
+	ocannlNetBF16BackwardPart34Records.Put(rec35)
+
+	// backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g1 =+ g * v2; g1 is net.masked_attention#1/q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_q_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec36 := ocannlNetBF16BackwardPart35Records.Get()
+	rec36.scratch = scratch
+
+	// backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g2 =+ v1 * g; g2 is net.masked_attention#1/k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_k_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec37 := ocannlNetBF16BackwardPart36Records.Get()
+	rec37.scratch = scratch
+
+	// backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_v.grad
+	bf16.PackIn(region, &scratch.net_masked_attention_1_xBF16, &scratch.net_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	}, 2)
+	// 2 parts of i2 on the pool.
+	rec38 := ocannlNetBF16BackwardPart37Records.Get()
+	rec38.gNetMaskedAttention1WV = gNetMaskedAttention1WV
+	rec38.scratch = scratch
+
+	// backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_x_grad = [2][96][64]float32{}
+	}
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WVBF162, &pNetMaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec39 := ocannlNetBF16BackwardPart38Records.Get()
+	rec39.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec39.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec36, rec37, rec38, rec39)
+	*rec36 = ocannlNetBF16BackwardPart35{}
+	ocannlNetBF16BackwardPart35Records.Put(rec36)
+	*rec37 = ocannlNetBF16BackwardPart36{}
+	ocannlNetBF16BackwardPart36Records.Put(rec37)
+	*rec38 = ocannlNetBF16BackwardPart37{}
+	ocannlNetBF16BackwardPart37Records.Put(rec38)
+	*rec39 = ocannlNetBF16BackwardPart38{}
+	ocannlNetBF16BackwardPart38Records.Put(rec39)
+
+	// backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_k.grad
+	// 2 parts of i2 on the pool.
+	rec40 := ocannlNetBF16BackwardPart39Records.Get()
+	rec40.gNetMaskedAttention1WK = gNetMaskedAttention1WK
+	rec40.scratch = scratch
+
+	// backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WKBF162, &pNetMaskedAttention1WK[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec41 := ocannlNetBF16BackwardPart40Records.Get()
+	rec41.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec41.scratch = scratch
+
+	// backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_q.grad
+	// 2 parts of i2 on the pool.
+	rec42 := ocannlNetBF16BackwardPart41Records.Get()
+	rec42.gNetMaskedAttention1WQ = gNetMaskedAttention1WQ
+	rec42.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec40, rec41, rec42)
+	*rec40 = ocannlNetBF16BackwardPart39{}
+	ocannlNetBF16BackwardPart39Records.Put(rec40)
+	*rec41 = ocannlNetBF16BackwardPart40{}
+	ocannlNetBF16BackwardPart40Records.Put(rec41)
+	*rec42 = ocannlNetBF16BackwardPart41{}
+	ocannlNetBF16BackwardPart41Records.Put(rec42)
+
+	// backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WQBF162, &pNetMaskedAttention1WQ[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec43 := ocannlNetBF16BackwardPart42Records.Get()
+	rec43.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec43.scratch = scratch
+
+	// backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+	// 2 parts of i0 on the pool.
+	rec44 := ocannlNetBF16BackwardPart43Records.Get()
+	rec44.scratch = scratch
+
+	// backprop of op 6 (_net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad fused
+	// 2 parts of i0 on the pool.
+	rec45 := ocannlNetBF16BackwardPart44Records.Get()
+	rec45.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec43, rec44, rec45)
+	*rec43 = ocannlNetBF16BackwardPart42{}
+	ocannlNetBF16BackwardPart42Records.Put(rec43)
+	// The 2 partial sums, added in part order.
+	for j50 := range 64 {
+		acc29 := gNetLayerNorm1Beta[j50]
+		acc29 += rec44.gNetLayerNorm1BetaPartial[0][j50]
+		acc29 += rec44.gNetLayerNorm1BetaPartial[1][j50]
+		gNetLayerNorm1Beta[j50] = acc29
+	}
+	rec44.scratch = nil
+	ocannlNetBF16BackwardPart43Records.Put(rec44)
+	// The 2 partial sums, added in part order.
+	for j52 := range 64 {
+		acc31 := gNetLayerNorm1Gamma[j52]
+		acc31 += rec45.gNetLayerNorm1GammaPartial[0][j52]
+		acc31 += rec45.gNetLayerNorm1GammaPartial[1][j52]
+		gNetLayerNorm1Gamma[j52] = acc31
+	}
+	rec45.scratch = nil
+	ocannlNetBF16BackwardPart44Records.Put(rec45)
+}
+
+// ocannlNetBF16BackwardScratch holds the local arrays of ocannlNetBF16Backward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlNetBF16BackwardScratch struct {
+	net_layer_norm_1_mean_1              [2][96][1]float32
+	net_layer_norm_1_mean                [2][96][1]float32
+	net_layer_norm_1_centered            [2][96][64]float32
+	net_layer_norm_1_var_2               [2][96][1]float32
+	net_layer_norm_1_var                 [2][96][1]float32
+	net_masked_attention_1_x_2           [2][96][1]float32
+	net_masked_attention_1_x_3           [2][96][1]float32
+	net_masked_attention_1_x             [2][96][64]float32
+	net_masked_attention_1_q             [2][96][2][32]float32
+	net_masked_attention_1_k             [2][96][2][32]float32
+	net_masked_attention_1_v             [2][96][2][32]float32
+	net_masked_attention_1_scores_1      [2][96][2][96]float32
+	net_masked_attention_1_scores_2      [1]float32
+	net_masked_attention_1_masked        [2][96][2][96]float32
+	net_masked_attention_1_m             [2][96][2][1]float32
+	net_masked_attention_1_ex            [2][96][2][96]float32
+	net_masked_attention_1_attn_1        [2][96][2][1]float32
+	net_masked_attention_1_attn          [2][96][2][96]float32
+	net_masked_attention_1_ctx           [2][96][2][32]float32
+	net_x1_1                             [2][96][64]float32
+	net_x1                               [2][96][64]float32
+	train_cross_entropy_1_logits_1       [2][96][8]float32
+	train_cross_entropy_1_logits         [2][96][8]float32
+	train_cross_entropy_1_m              [2][96][1]float32
+	train_cross_entropy_1_z              [2][96][8]float32
+	train_cross_entropy_1_logp_1         [2][96][8]float32
+	train_cross_entropy_1_logp_2         [2][96][1]float32
+	train_cross_entropy_1_logp_3         [2][96][1]float32
+	train_1                              [2][96][8]float32
+	net_masked_attention_1_x_grad        [2][96][64]float32
+	net_masked_attention_1_q_grad        [2][96][2][32]float32
+	net_masked_attention_1_k_grad        [2][96][2][32]float32
+	net_masked_attention_1_v_grad        [2][96][2][32]float32
+	net_masked_attention_1_scores_1_grad [2][96][2][96]float32
+	net_masked_attention_1_m_grad        [2][96][2][1]float32
+	net_masked_attention_1_ex_1_grad     [2][96][2][96]float32
+	net_masked_attention_1_ex_grad       [2][96][2][96]float32
+	net_masked_attention_1_attn_1_grad   [2][96][2][1]float32
+	net_masked_attention_1_attn_2_grad   [2][96][2][96]float32
+	net_masked_attention_1_attn_grad     [2][96][2][96]float32
+	net_masked_attention_1_ctx_grad      [2][96][2][32]float32
+	net_x1_grad                          [2][96][64]float32
+	train_cross_entropy_1_m_grad         [2][96][1]float32
+	train_cross_entropy_1_logp_2_grad    [2][96][1]float32
+	train_cross_entropy_1_logp_3_grad    [2][96][1]float32
+	train_cross_entropy_1_logp_grad      [2][96][8]float32
+	train_2_grad                         [1]float32
+	ordinals_1                           [8]float32
+	train_cross_entropy_1_m_argmax_29    [2][96][1]float32
+	ordinals_2                           [96]float32
+	net_masked_attention_1_m_argmax_18   [2][96][2][1]float32
+	pNetMaskedAttention1WQBF16           bf16.Packed
+	pNetMaskedAttention1WKBF16           bf16.Packed
+	pNetMaskedAttention1WVBF16           bf16.Packed
+	maskCausal                           bool
+	pNetMaskedAttention1WOBF16           bf16.Packed
+	pNetLinear1WBF16                     bf16.Packed
+	net_x1_gradBF16                      bf16.Packed
+	pNetMaskedAttention1WOBF162          bf16.Packed
+	net_masked_attention_1_xBF16         bf16.Packed
+	pNetMaskedAttention1WVBF162          bf16.Packed
+	pNetMaskedAttention1WKBF162          bf16.Packed
+	pNetMaskedAttention1WQBF162          bf16.Packed
+}
+
+// ocannlNetBF16BackwardPart0 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart0 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlNetBF16BackwardPart0) Part(j int) {
+	x, scratch := r.x, r.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				xRow := &x[i0][i1+12*j]
+				acc := float32(0)
+				for i2 := range 64 {
+					acc += xRow[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0][i1+12*j][0] = acc
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart0Records holds the free ocannlNetBF16BackwardPart0 records.
+var ocannlNetBF16BackwardPart0Records rt.Records[ocannlNetBF16BackwardPart0]
+
+// ocannlNetBF16BackwardPart1 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart1 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlNetBF16BackwardPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+12*j2]
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0][i1+12*j2][0] = acc2
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart1Records holds the free ocannlNetBF16BackwardPart1 records.
+var ocannlNetBF16BackwardPart1Records rt.Records[ocannlNetBF16BackwardPart1]
+
+// ocannlNetBF16BackwardPart2 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart2 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 2).
+func (r3 *ocannlNetBF16BackwardPart2) Part(j3 int) {
+	pNetMaskedAttention1WQ, scratch := r3.pNetMaskedAttention1WQ, r3.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_q[j3][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j3][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WQ[0],
+		P: &scratch.pNetMaskedAttention1WQBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16BackwardPart2Records holds the free ocannlNetBF16BackwardPart2 records.
+var ocannlNetBF16BackwardPart2Records rt.Records[ocannlNetBF16BackwardPart2]
+
+// ocannlNetBF16BackwardPart3 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart3 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 2).
+func (r4 *ocannlNetBF16BackwardPart3) Part(j4 int) {
+	pNetMaskedAttention1WK, scratch := r4.pNetMaskedAttention1WK, r4.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_k[j4][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j4][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WK[0],
+		P: &scratch.pNetMaskedAttention1WKBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16BackwardPart3Records holds the free ocannlNetBF16BackwardPart3 records.
+var ocannlNetBF16BackwardPart3Records rt.Records[ocannlNetBF16BackwardPart3]
+
+// ocannlNetBF16BackwardPart4 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart4 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 2).
+func (r5 *ocannlNetBF16BackwardPart4) Part(j5 int) {
+	pNetMaskedAttention1WV, scratch := r5.pNetMaskedAttention1WV, r5.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_v[j5][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j5][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WV[0],
+		P: &scratch.pNetMaskedAttention1WVBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16BackwardPart4Records holds the free ocannlNetBF16BackwardPart4 records.
+var ocannlNetBF16BackwardPart4Records rt.Records[ocannlNetBF16BackwardPart4]
+
+// ocannlNetBF16BackwardPart5 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart5 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 2).
+func (r6 *ocannlNetBF16BackwardPart5) Part(j6 int) {
+	scratch := r6.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x96x32; when the mask is causal, in blocks of 32 along n, m from the block's start.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][32][i2][32], &scratch.net_masked_attention_1_q[i0+j6][32][i2][0], &scratch.net_masked_attention_1_k[i0+j6][32][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         64,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][64][i2][64], &scratch.net_masked_attention_1_q[i0+j6][64][i2][0], &scratch.net_masked_attention_1_k[i0+j6][64][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         96,
+					N:         96,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart5Records holds the free ocannlNetBF16BackwardPart5 records.
+var ocannlNetBF16BackwardPart5Records rt.Records[ocannlNetBF16BackwardPart5]
+
+// ocannlNetBF16BackwardPart6 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart6 struct {
+	mask    *[96][96]float32
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlNetBF16BackwardPart6) Part(j7 int) {
+	mask, scratch := r8.mask, r8.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX512(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX2(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else {
+		net_masked_attention_1_scores_2V := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow := &mask[i1+12*j7]
+				for i2 := range 2 {
+					net_masked_attention_1_scores_1Row := &scratch.net_masked_attention_1_scores_1[i0][i1+12*j7][i2]
+					net_masked_attention_1_maskedRow := &scratch.net_masked_attention_1_masked[i0][i1+12*j7][i2]
+					for i3 := range 96 {
+						r7 := float32(-1e+09)
+						if maskRow[i3] != 0 {
+							r7 = net_masked_attention_1_scores_1Row[i3] / net_masked_attention_1_scores_2V
+						}
+						net_masked_attention_1_maskedRow[i3] = r7
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart6Records holds the free ocannlNetBF16BackwardPart6 records.
+var ocannlNetBF16BackwardPart6Records rt.Records[ocannlNetBF16BackwardPart6]
+
+// ocannlNetBF16BackwardPart7 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart7 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlNetBF16BackwardPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 24 rows of 96 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce2AVX512(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce2AVX2(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow2 := &scratch.net_masked_attention_1_masked[i0][i1+12*j8][i2]
+					acc7 := float32(math.Inf(-1))
+					for i3 := range 96 {
+						acc7 = max(acc7, net_masked_attention_1_maskedRow2[i3])
+					}
+					scratch.net_masked_attention_1_m[i0][i1+12*j8][i2][0] = acc7
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart7Records holds the free ocannlNetBF16BackwardPart7 records.
+var ocannlNetBF16BackwardPart7Records rt.Records[ocannlNetBF16BackwardPart7]
+
+// ocannlNetBF16BackwardPart8 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart8 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r10 *ocannlNetBF16BackwardPart8) Part(j9 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap3AVX512(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap3AVX2(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow3 := &scratch.net_masked_attention_1_masked[i0][i1+12*j9][i2]
+					net_masked_attention_1_mV := scratch.net_masked_attention_1_m[i0][i1+12*j9][i2][0]
+					net_masked_attention_1_exRow := &scratch.net_masked_attention_1_ex[i0][i1+12*j9][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_masked_attention_1_maskedRow3[i3] - net_masked_attention_1_mV)))
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart8Records holds the free ocannlNetBF16BackwardPart8 records.
+var ocannlNetBF16BackwardPart8Records rt.Records[ocannlNetBF16BackwardPart8]
+
+// ocannlNetBF16BackwardPart9 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart9 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlNetBF16BackwardPart9) Part(j10 int) {
+	scratch := r11.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce3AVX512(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce3AVX2(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_exRow2 := &scratch.net_masked_attention_1_ex[i0][i1+12*j10][i2]
+					acc8 := float32(0)
+					for i3 := range 96 {
+						acc8 += net_masked_attention_1_exRow2[i3]
+					}
+					scratch.net_masked_attention_1_attn_1[i0][i1+12*j10][i2][0] = acc8
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart9Records holds the free ocannlNetBF16BackwardPart9 records.
+var ocannlNetBF16BackwardPart9Records rt.Records[ocannlNetBF16BackwardPart9]
+
+// ocannlNetBF16BackwardPart10 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart10 struct {
+	mask    *[96][96]float32
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r13 *ocannlNetBF16BackwardPart10) Part(j11 int) {
+	mask, scratch := r13.mask, r13.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX512(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX2(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow2 := &mask[i1+12*j11]
+				for i2 := range 2 {
+					net_masked_attention_1_exRow3 := &scratch.net_masked_attention_1_ex[i0][i1+12*j11][i2]
+					net_masked_attention_1_attn_1V := scratch.net_masked_attention_1_attn_1[i0][i1+12*j11][i2][0]
+					net_masked_attention_1_attnRow := &scratch.net_masked_attention_1_attn[i0][i1+12*j11][i2]
+					for i3 := range 96 {
+						r12 := float32(0)
+						if maskRow2[i3] != 0 {
+							r12 = net_masked_attention_1_exRow3[i3] / net_masked_attention_1_attn_1V
+						}
+						net_masked_attention_1_attnRow[i3] = r12
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart10Records holds the free ocannlNetBF16BackwardPart10 records.
+var ocannlNetBF16BackwardPart10Records rt.Records[ocannlNetBF16BackwardPart10]
+
+// ocannlNetBF16BackwardPart11 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart11 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 2).
+func (r14 *ocannlNetBF16BackwardPart11) Part(j12 int) {
+	scratch := r14.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96; when the mask is causal, in blocks of 32 along m, k from 0 to the block's end.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][32][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][32][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         64,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][64][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][64][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart11Records holds the free ocannlNetBF16BackwardPart11 records.
+var ocannlNetBF16BackwardPart11Records rt.Records[ocannlNetBF16BackwardPart11]
+
+// ocannlNetBF16BackwardPart12 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart12 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 2).
+func (r15 *ocannlNetBF16BackwardPart12) Part(j13 int) {
+	pNetMaskedAttention1WO, scratch := r15.pNetMaskedAttention1WO, r15.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_x1_1[j13][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_ctx[j13][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WO[0],
+		P: &scratch.pNetMaskedAttention1WOBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16BackwardPart12Records holds the free ocannlNetBF16BackwardPart12 records.
+var ocannlNetBF16BackwardPart12Records rt.Records[ocannlNetBF16BackwardPart12]
+
+// ocannlNetBF16BackwardPart13 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart13 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 2).
+func (r16 *ocannlNetBF16BackwardPart13) Part(j14 int) {
+	x, scratch := r16.x, r16.scratch
+	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				xRow3 := &x[i0+j14][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+j14][i1]
+				net_x1Row := &scratch.net_x1[i0+j14][i1]
+				for i2 := range 64 {
+					net_x1Row[i2] = xRow3[i2] + net_x1_1Row[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart13Records holds the free ocannlNetBF16BackwardPart13 records.
+var ocannlNetBF16BackwardPart13Records rt.Records[ocannlNetBF16BackwardPart13]
+
+// ocannlNetBF16BackwardPart14 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart14 struct {
+	pNetLinear1W *[512]float32
+	scratch      *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 2).
+func (r17 *ocannlNetBF16BackwardPart14) Part(j15 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x8x64.
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[j15][0][0], bf16.Operand{F: &scratch.net_x1[j15][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16BackwardPart14Records holds the free ocannlNetBF16BackwardPart14 records.
+var ocannlNetBF16BackwardPart14Records rt.Records[ocannlNetBF16BackwardPart14]
+
+// ocannlNetBF16BackwardPart15 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart15 struct {
+	pNetLinear1B *[8]float32
+	scratch      *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 2).
+func (r18 *ocannlNetBF16BackwardPart15) Part(j16 int) {
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+j16][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+j16][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart15Records holds the free ocannlNetBF16BackwardPart15 records.
+var ocannlNetBF16BackwardPart15Records rt.Records[ocannlNetBF16BackwardPart15]
+
+// ocannlNetBF16BackwardPart16 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart16 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 2).
+func (r19 *ocannlNetBF16BackwardPart16) Part(j17 int) {
+	scratch := r19.scratch
+	// float32 along-rows max reduction kernel, 96 rows of 8 elements into 96 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+j17][i1]
+				acc12 := float32(math.Inf(-1))
+				for i2 := range 8 {
+					acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+j17][i1][0] = acc12
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart16Records holds the free ocannlNetBF16BackwardPart16 records.
+var ocannlNetBF16BackwardPart16Records rt.Records[ocannlNetBF16BackwardPart16]
+
+// ocannlNetBF16BackwardPart17 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart17 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 2).
+func (r20 *ocannlNetBF16BackwardPart17) Part(j18 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+j18][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+j18][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+j18][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart17Records holds the free ocannlNetBF16BackwardPart17 records.
+var ocannlNetBF16BackwardPart17Records rt.Records[ocannlNetBF16BackwardPart17]
+
+// ocannlNetBF16BackwardPart18 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart18 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r21 *ocannlNetBF16BackwardPart18) Part(j19 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 768 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+j19][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+j19][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart18Records holds the free ocannlNetBF16BackwardPart18 records.
+var ocannlNetBF16BackwardPart18Records rt.Records[ocannlNetBF16BackwardPart18]
+
+// ocannlNetBF16BackwardPart19 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart19 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 2).
+func (r22 *ocannlNetBF16BackwardPart19) Part(j20 int) {
+	scratch := r22.scratch
+	// float32 along-rows add reduction kernel, 96 rows of 8 elements into 96 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+j20][i1]
+				acc13 := float32(0)
+				for i2 := range 8 {
+					acc13 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+j20][i1][0] = acc13
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart19Records holds the free ocannlNetBF16BackwardPart19 records.
+var ocannlNetBF16BackwardPart19Records rt.Records[ocannlNetBF16BackwardPart19]
+
+// ocannlNetBF16BackwardPart20 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart20 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r23 *ocannlNetBF16BackwardPart20) Part(j21 int) {
+	scratch := r23.scratch
+	// float32 pointwise kernel over 96 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[j21][0][0], &scratch.train_cross_entropy_1_logp_2[j21][0][0])
+	} else {
+		for i0 := range 1 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j21]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+j21]
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart20Records holds the free ocannlNetBF16BackwardPart20 records.
+var ocannlNetBF16BackwardPart20Records rt.Records[ocannlNetBF16BackwardPart20]
+
+// ocannlNetBF16BackwardPart21 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart21 struct {
+	labels  *[2][96][8]float32
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 2).
+func (r24 *ocannlNetBF16BackwardPart21) Part(j22 int) {
+	labels, scratch := r24.labels, r24.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				labelsRow := &labels[i0+j22][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+j22][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+j22][i1][0]
+				train_1Row := &scratch.train_1[i0+j22][i1]
+				for i2 := range 8 {
+					train_1Row[i2] = labelsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart21Records holds the free ocannlNetBF16BackwardPart21 records.
+var ocannlNetBF16BackwardPart21Records rt.Records[ocannlNetBF16BackwardPart21]
+
+// ocannlNetBF16BackwardPart22 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlNetBF16BackwardPart22 struct {
+	gNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 2).
+func (r29 *ocannlNetBF16BackwardPart22) Part(j25 int) {
+	gNetMaskedAttention1WO, scratch := r29.gNetMaskedAttention1WO, r29.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x192.
+	bf16.GemmOps(&gNetMaskedAttention1WO[32*j25], bf16.Operand{
+		F: &scratch.net_x1_grad[0][0][0],
+		P: &scratch.net_x1_gradBF16,
+	}, bf16.Operand{F: &scratch.net_masked_attention_1_ctx[0][0][j25][0]}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  64,
+		N:  32,
+	})
+}
+
+// ocannlNetBF16BackwardPart22Records holds the free ocannlNetBF16BackwardPart22 records.
+var ocannlNetBF16BackwardPart22Records rt.Records[ocannlNetBF16BackwardPart22]
+
+// ocannlNetBF16BackwardPart23 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart23 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 2).
+func (r30 *ocannlNetBF16BackwardPart23) Part(j26 int) {
+	pNetMaskedAttention1WO, scratch := r30.pNetMaskedAttention1WO, r30.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_ctx_grad[j26][0][0][0], bf16.Operand{F: &scratch.net_x1_grad[j26][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WO[0],
+		P: &scratch.pNetMaskedAttention1WOBF162,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16BackwardPart23Records holds the free ocannlNetBF16BackwardPart23 records.
+var ocannlNetBF16BackwardPart23Records rt.Records[ocannlNetBF16BackwardPart23]
+
+// ocannlNetBF16BackwardPart24 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart24 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j27 of the nest (0 <= j27 < 2).
+func (r31 *ocannlNetBF16BackwardPart24) Part(j27 int) {
+	scratch := r31.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x96x32; when the mask is causal, in blocks of 32 along n, m from the block's start.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_attn_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_v[i0+j27][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_attn_grad[i0+j27][32][i2][32], &scratch.net_masked_attention_1_ctx_grad[i0+j27][32][i2][0], &scratch.net_masked_attention_1_v[i0+j27][32][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         64,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_attn_grad[i0+j27][64][i2][64], &scratch.net_masked_attention_1_ctx_grad[i0+j27][64][i2][0], &scratch.net_masked_attention_1_v[i0+j27][64][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_attn_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_v[i0+j27][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        64,
+					BK:        1,
+					BN:        64,
+					CM:        192,
+					CN:        1,
+					K:         32,
+					M:         96,
+					N:         96,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart24Records holds the free ocannlNetBF16BackwardPart24 records.
+var ocannlNetBF16BackwardPart24Records rt.Records[ocannlNetBF16BackwardPart24]
+
+// ocannlNetBF16BackwardPart25 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart25 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j28 of the nest (0 <= j28 < 2).
+func (r32 *ocannlNetBF16BackwardPart25) Part(j28 int) {
+	scratch := r32.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96; when the mask is causal, in blocks of 32 along m, k from the block's start.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_v_grad[i0+j28][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j28][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j28][0][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_v_grad[i0+j28][32][i2][0], &scratch.net_masked_attention_1_attn[i0+j28][32][i2][32], &scratch.net_masked_attention_1_ctx_grad[i0+j28][32][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         64,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_v_grad[i0+j28][64][i2][0], &scratch.net_masked_attention_1_attn[i0+j28][64][i2][64], &scratch.net_masked_attention_1_ctx_grad[i0+j28][64][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_v_grad[i0+j28][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j28][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j28][0][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart25Records holds the free ocannlNetBF16BackwardPart25 records.
+var ocannlNetBF16BackwardPart25Records rt.Records[ocannlNetBF16BackwardPart25]
+
+// ocannlNetBF16BackwardPart26 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart26 struct {
+	mask    *[96][96]float32
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r34 *ocannlNetBF16BackwardPart26) Part(j29 int) {
+	mask, scratch := r34.mask, r34.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12x2 rows of 96 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap14AVX512(&scratch.net_masked_attention_1_attn_2_grad[i0][12*j29][0][0], &mask[12*j29][0], &scratch.net_masked_attention_1_attn_grad[i0][12*j29][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap14AVX2(&scratch.net_masked_attention_1_attn_2_grad[i0][12*j29][0][0], &mask[12*j29][0], &scratch.net_masked_attention_1_attn_grad[i0][12*j29][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow3 := &mask[i1+12*j29]
+				for i2 := range 2 {
+					net_masked_attention_1_attn_gradRow2 := &scratch.net_masked_attention_1_attn_grad[i0][i1+12*j29][i2]
+					net_masked_attention_1_attn_2_gradRow := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j29][i2]
+					for i3 := range 96 {
+						r33 := float32(0)
+						if maskRow3[i3] != 0 {
+							r33 = net_masked_attention_1_attn_gradRow2[i3]
+						}
+						net_masked_attention_1_attn_2_gradRow[i3] += r33
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart26Records holds the free ocannlNetBF16BackwardPart26 records.
+var ocannlNetBF16BackwardPart26Records rt.Records[ocannlNetBF16BackwardPart26]
+
+// ocannlNetBF16BackwardPart27 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart27 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r35 *ocannlNetBF16BackwardPart27) Part(j30 int) {
+	scratch := r35.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 24 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap15AVX512(&scratch.net_masked_attention_1_ex_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j30][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap15AVX2(&scratch.net_masked_attention_1_ex_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j30][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_2_gradRow2 := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j30][i2]
+					net_masked_attention_1_attn_1V2 := scratch.net_masked_attention_1_attn_1[i0][i1+12*j30][i2][0]
+					net_masked_attention_1_ex_gradRow := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j30][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_gradRow[i3] += net_masked_attention_1_attn_2_gradRow2[i3] / net_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart27Records holds the free ocannlNetBF16BackwardPart27 records.
+var ocannlNetBF16BackwardPart27Records rt.Records[ocannlNetBF16BackwardPart27]
+
+// ocannlNetBF16BackwardPart28 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart28 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r36 *ocannlNetBF16BackwardPart28) Part(j31 int) {
+	scratch := r36.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_masked_attention_1_attn_1_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_ex[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j31][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_masked_attention_1_attn_1_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_ex[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j31][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_2_gradRow3 := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j31][i2]
+					net_masked_attention_1_exRow4 := &scratch.net_masked_attention_1_ex[i0][i1+12*j31][i2]
+					v := scratch.net_masked_attention_1_attn_1[i0][i1+12*j31][i2][0] * scratch.net_masked_attention_1_attn_1[i0][i1+12*j31][i2][0]
+					acc21 := scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j31][i2][0]
+					for i3 := range 96 {
+						acc21 += net_masked_attention_1_attn_2_gradRow3[i3] * (-(net_masked_attention_1_exRow4[i3] / v))
+					}
+					scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j31][i2][0] = acc21
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart28Records holds the free ocannlNetBF16BackwardPart28 records.
+var ocannlNetBF16BackwardPart28Records rt.Records[ocannlNetBF16BackwardPart28]
+
+// ocannlNetBF16BackwardPart29 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart29 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r37 *ocannlNetBF16BackwardPart29) Part(j32 int) {
+	scratch := r37.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap16AVX512(&scratch.net_masked_attention_1_ex_grad[i0][12*j32][0][0], &scratch.net_masked_attention_1_attn_1_grad[i0][12*j32][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap16AVX2(&scratch.net_masked_attention_1_ex_grad[i0][12*j32][0][0], &scratch.net_masked_attention_1_attn_1_grad[i0][12*j32][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_1_gradV := scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j32][i2][0]
+					net_masked_attention_1_ex_gradRow2 := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j32][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_gradRow2[i3] += net_masked_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart29Records holds the free ocannlNetBF16BackwardPart29 records.
+var ocannlNetBF16BackwardPart29Records rt.Records[ocannlNetBF16BackwardPart29]
+
+// ocannlNetBF16BackwardPart30 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart30 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r38 *ocannlNetBF16BackwardPart30) Part(j33 int) {
+	scratch := r38.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2304 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap17AVX512(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex[i0][12*j33][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap17AVX2(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex[i0][12*j33][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_ex_gradRow3 := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j33][i2]
+					net_masked_attention_1_exRow5 := &scratch.net_masked_attention_1_ex[i0][i1+12*j33][i2]
+					net_masked_attention_1_ex_1_gradRow := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j33][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_1_gradRow[i3] += net_masked_attention_1_ex_gradRow3[i3] * net_masked_attention_1_exRow5[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart30Records holds the free ocannlNetBF16BackwardPart30 records.
+var ocannlNetBF16BackwardPart30Records rt.Records[ocannlNetBF16BackwardPart30]
+
+// ocannlNetBF16BackwardPart31 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart31 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r39 *ocannlNetBF16BackwardPart31) Part(j34 int) {
+	scratch := r39.scratch
+	// float32 along-rows sub reduction kernel, 24 rows of 96 elements into 24 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce11AVX512(&scratch.net_masked_attention_1_m_grad[i0][12*j34][0][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j34][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_masked_attention_1_m_grad[i0][12*j34][0][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j34][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_ex_1_gradRow2 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j34][i2]
+					acc22 := scratch.net_masked_attention_1_m_grad[i0][i1+12*j34][i2][0]
+					for i3 := range 96 {
+						acc22 -= net_masked_attention_1_ex_1_gradRow2[i3]
+					}
+					scratch.net_masked_attention_1_m_grad[i0][i1+12*j34][i2][0] = acc22
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart31Records holds the free ocannlNetBF16BackwardPart31 records.
+var ocannlNetBF16BackwardPart31Records rt.Records[ocannlNetBF16BackwardPart31]
+
+// ocannlNetBF16BackwardPart32 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart32 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r42 *ocannlNetBF16BackwardPart32) Part(j38 int) {
+	scratch := r42.scratch
+	// float32 along-rows min reduction kernel, 24 rows of 96 elements into 24 cells (c = c min where(eq(x0,x1),x2,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_masked_attention_1_m_argmax_18[i0][12*j38][0][0], &scratch.net_masked_attention_1_masked[i0][12*j38][0][0], &scratch.net_masked_attention_1_m[i0][12*j38][0][0], &scratch.ordinals_2[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_masked_attention_1_m_argmax_18[i0][12*j38][0][0], &scratch.net_masked_attention_1_masked[i0][12*j38][0][0], &scratch.net_masked_attention_1_m[i0][12*j38][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow4 := &scratch.net_masked_attention_1_masked[i0][i1+12*j38][i2]
+					net_masked_attention_1_mV2 := scratch.net_masked_attention_1_m[i0][i1+12*j38][i2][0]
+					acc23 := scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j38][i2][0]
+					for i3 := range 96 {
+						var r40 float32
+						if net_masked_attention_1_maskedRow4[i3] == net_masked_attention_1_mV2 {
+							r40 = 1
+						}
+						r41 := float32(96)
+						if r40 != 0 {
+							r41 = scratch.ordinals_2[i3]
+						}
+						acc23 = min(acc23, r41)
+					}
+					scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j38][i2][0] = acc23
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart32Records holds the free ocannlNetBF16BackwardPart32 records.
+var ocannlNetBF16BackwardPart32Records rt.Records[ocannlNetBF16BackwardPart32]
+
+// ocannlNetBF16BackwardPart33 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart33 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r45 *ocannlNetBF16BackwardPart33) Part(j39 int) {
+	scratch := r45.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap19AVX512(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j39][0][0], &scratch.ordinals_2[0], &scratch.net_masked_attention_1_m_argmax_18[i0][12*j39][0][0], &scratch.net_masked_attention_1_m_grad[i0][12*j39][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap19AVX2(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j39][0][0], &scratch.ordinals_2[0], &scratch.net_masked_attention_1_m_argmax_18[i0][12*j39][0][0], &scratch.net_masked_attention_1_m_grad[i0][12*j39][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_m_argmax_18V := scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j39][i2][0]
+					net_masked_attention_1_m_gradV := scratch.net_masked_attention_1_m_grad[i0][i1+12*j39][i2][0]
+					net_masked_attention_1_ex_1_gradRow3 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j39][i2]
+					for i3 := range 96 {
+						var r43 float32
+						if scratch.ordinals_2[i3] == net_masked_attention_1_m_argmax_18V {
+							r43 = 1
+						}
+						r44 := float32(0)
+						if r43 != 0 {
+							r44 = net_masked_attention_1_m_gradV
+						}
+						net_masked_attention_1_ex_1_gradRow3[i3] += r44
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart33Records holds the free ocannlNetBF16BackwardPart33 records.
+var ocannlNetBF16BackwardPart33Records rt.Records[ocannlNetBF16BackwardPart33]
+
+// ocannlNetBF16BackwardPart34 is the task record of a loop nest of ocannlNetBF16Backward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16BackwardPart34 struct {
+	mask    *[96][96]float32
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r47 *ocannlNetBF16BackwardPart34) Part(j40 int) {
+	mask, scratch := r47.mask, r47.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12x2 rows of 96 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap20AVX512(&scratch.net_masked_attention_1_scores_1_grad[i0][12*j40][0][0], &mask[12*j40][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j40][0][0], &scratch.net_masked_attention_1_scores_2[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap20AVX2(&scratch.net_masked_attention_1_scores_1_grad[i0][12*j40][0][0], &mask[12*j40][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j40][0][0], &scratch.net_masked_attention_1_scores_2[0])
+		}
+	} else {
+		net_masked_attention_1_scores_2V2 := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow4 := &mask[i1+12*j40]
+				for i2 := range 2 {
+					net_masked_attention_1_ex_1_gradRow4 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j40][i2]
+					net_masked_attention_1_scores_1_gradRow := &scratch.net_masked_attention_1_scores_1_grad[i0][i1+12*j40][i2]
+					for i3 := range 96 {
+						r46 := float32(0)
+						if maskRow4[i3] != 0 {
+							r46 = net_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_masked_attention_1_scores_1_gradRow[i3] += (r46 + 0) / net_masked_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart34Records holds the free ocannlNetBF16BackwardPart34 records.
+var ocannlNetBF16BackwardPart34Records rt.Records[ocannlNetBF16BackwardPart34]
+
+// ocannlNetBF16BackwardPart35 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart35 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j41 of the nest (0 <= j41 < 2).
+func (r48 *ocannlNetBF16BackwardPart35) Part(j41 int) {
+	scratch := r48.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96; when the mask is causal, in blocks of 32 along m, k from 0 to the block's end.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_q_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_k[i0+j41][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_q_grad[i0+j41][32][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j41][32][i2][0], &scratch.net_masked_attention_1_k[i0+j41][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         64,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_q_grad[i0+j41][64][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j41][64][i2][0], &scratch.net_masked_attention_1_k[i0+j41][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_q_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_k[i0+j41][0][i2][0], bf16.Shape{
+					AK:        1,
+					AM:        192,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart35Records holds the free ocannlNetBF16BackwardPart35 records.
+var ocannlNetBF16BackwardPart35Records rt.Records[ocannlNetBF16BackwardPart35]
+
+// ocannlNetBF16BackwardPart36 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart36 struct {
+	scratch *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j42 of the nest (0 <= j42 < 2).
+func (r49 *ocannlNetBF16BackwardPart36) Part(j42 int) {
+	scratch := r49.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96; when the mask is causal, in blocks of 32 along m, k from the block's start.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			if scratch.maskCausal {
+				bf16.Gemm(&scratch.net_masked_attention_1_k_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_q[i0+j42][0][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_k_grad[i0+j42][32][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j42][32][i2][32], &scratch.net_masked_attention_1_q[i0+j42][32][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         64,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+				bf16.Gemm(&scratch.net_masked_attention_1_k_grad[i0+j42][64][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j42][64][i2][64], &scratch.net_masked_attention_1_q[i0+j42][64][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         32,
+					M:         32,
+					N:         32,
+					Overwrite: true,
+				})
+			} else {
+				bf16.Gemm(&scratch.net_masked_attention_1_k_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_q[i0+j42][0][i2][0], bf16.Shape{
+					AK:        192,
+					AM:        1,
+					BK:        64,
+					BN:        1,
+					CM:        64,
+					CN:        1,
+					K:         96,
+					M:         96,
+					N:         32,
+					Overwrite: true,
+				})
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart36Records holds the free ocannlNetBF16BackwardPart36 records.
+var ocannlNetBF16BackwardPart36Records rt.Records[ocannlNetBF16BackwardPart36]
+
+// ocannlNetBF16BackwardPart37 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlNetBF16BackwardPart37 struct {
+	gNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j43 of the nest (0 <= j43 < 2).
+func (r50 *ocannlNetBF16BackwardPart37) Part(j43 int) {
+	gNetMaskedAttention1WV, scratch := r50.gNetMaskedAttention1WV, r50.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x64x192.
+	bf16.GemmOps(&gNetMaskedAttention1WV[2048*j43], bf16.Operand{F: &scratch.net_masked_attention_1_v_grad[0][0][j43][0]}, bf16.Operand{
+		F: &scratch.net_masked_attention_1_x[0][0][0],
+		P: &scratch.net_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16BackwardPart37Records holds the free ocannlNetBF16BackwardPart37 records.
+var ocannlNetBF16BackwardPart37Records rt.Records[ocannlNetBF16BackwardPart37]
+
+// ocannlNetBF16BackwardPart38 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart38 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j44 of the nest (0 <= j44 < 2).
+func (r51 *ocannlNetBF16BackwardPart38) Part(j44 int) {
+	pNetMaskedAttention1WV, scratch := r51.pNetMaskedAttention1WV, r51.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_x_grad[j44][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_v_grad[j44][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WV[0],
+		P: &scratch.pNetMaskedAttention1WVBF162,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16BackwardPart38Records holds the free ocannlNetBF16BackwardPart38 records.
+var ocannlNetBF16BackwardPart38Records rt.Records[ocannlNetBF16BackwardPart38]
+
+// ocannlNetBF16BackwardPart39 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlNetBF16BackwardPart39 struct {
+	gNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j45 of the nest (0 <= j45 < 2).
+func (r52 *ocannlNetBF16BackwardPart39) Part(j45 int) {
+	gNetMaskedAttention1WK, scratch := r52.gNetMaskedAttention1WK, r52.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x64x192.
+	bf16.GemmOps(&gNetMaskedAttention1WK[2048*j45], bf16.Operand{F: &scratch.net_masked_attention_1_k_grad[0][0][j45][0]}, bf16.Operand{
+		F: &scratch.net_masked_attention_1_x[0][0][0],
+		P: &scratch.net_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16BackwardPart39Records holds the free ocannlNetBF16BackwardPart39 records.
+var ocannlNetBF16BackwardPart39Records rt.Records[ocannlNetBF16BackwardPart39]
+
+// ocannlNetBF16BackwardPart40 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart40 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j46 of the nest (0 <= j46 < 2).
+func (r53 *ocannlNetBF16BackwardPart40) Part(j46 int) {
+	pNetMaskedAttention1WK, scratch := r53.pNetMaskedAttention1WK, r53.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_x_grad[j46][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_k_grad[j46][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WK[0],
+		P: &scratch.pNetMaskedAttention1WKBF162,
+	}, bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16BackwardPart40Records holds the free ocannlNetBF16BackwardPart40 records.
+var ocannlNetBF16BackwardPart40Records rt.Records[ocannlNetBF16BackwardPart40]
+
+// ocannlNetBF16BackwardPart41 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlNetBF16BackwardPart41 struct {
+	gNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j47 of the nest (0 <= j47 < 2).
+func (r54 *ocannlNetBF16BackwardPart41) Part(j47 int) {
+	gNetMaskedAttention1WQ, scratch := r54.gNetMaskedAttention1WQ, r54.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x64x192.
+	bf16.GemmOps(&gNetMaskedAttention1WQ[2048*j47], bf16.Operand{F: &scratch.net_masked_attention_1_q_grad[0][0][j47][0]}, bf16.Operand{
+		F: &scratch.net_masked_attention_1_x[0][0][0],
+		P: &scratch.net_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16BackwardPart41Records holds the free ocannlNetBF16BackwardPart41 records.
+var ocannlNetBF16BackwardPart41Records rt.Records[ocannlNetBF16BackwardPart41]
+
+// ocannlNetBF16BackwardPart42 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart42 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16BackwardScratch
+}
+
+// Part runs part j48 of the nest (0 <= j48 < 2).
+func (r55 *ocannlNetBF16BackwardPart42) Part(j48 int) {
+	pNetMaskedAttention1WQ, scratch := r55.pNetMaskedAttention1WQ, r55.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_x_grad[j48][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_q_grad[j48][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WQ[0],
+		P: &scratch.pNetMaskedAttention1WQBF162,
+	}, bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16BackwardPart42Records holds the free ocannlNetBF16BackwardPart42 records.
+var ocannlNetBF16BackwardPart42Records rt.Records[ocannlNetBF16BackwardPart42]
+
+// ocannlNetBF16BackwardPart43 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart43 struct {
+	scratch                   *ocannlNetBF16BackwardScratch
+	gNetLayerNorm1BetaPartial [2][64]float32
+}
+
+// Part runs part j49 of the nest (0 <= j49 < 2).
+func (r56 *ocannlNetBF16BackwardPart43) Part(j49 int) {
+	scratch, gNetLayerNorm1BetaPartial := r56.scratch, &r56.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j49] = [64]float32{}
+	// float32 across-rows add reduction kernel, 96 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_masked_attention_1_x_grad[j49][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce13AVX2(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_masked_attention_1_x_grad[j49][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j49]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				net_masked_attention_1_x_gradRow4 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1]
+				net_masked_attention_1_x_gradRow5 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+1]
+				net_masked_attention_1_x_gradRow6 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+2]
+				net_masked_attention_1_x_gradRow7 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+3]
+				for i2 := range 64 {
+					acc28 := gNetLayerNorm1BetaPartialRow[i2]
+					acc28 += net_masked_attention_1_x_gradRow4[i2]
+					acc28 += net_masked_attention_1_x_gradRow5[i2]
+					acc28 += net_masked_attention_1_x_gradRow6[i2]
+					acc28 += net_masked_attention_1_x_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc28
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart43Records holds the free ocannlNetBF16BackwardPart43 records.
+var ocannlNetBF16BackwardPart43Records rt.Records[ocannlNetBF16BackwardPart43]
+
+// ocannlNetBF16BackwardPart44 is the task record of a loop nest of ocannlNetBF16Backward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16BackwardPart44 struct {
+	scratch                    *ocannlNetBF16BackwardScratch
+	gNetLayerNorm1GammaPartial [2][64]float32
+}
+
+// Part runs part j51 of the nest (0 <= j51 < 2).
+func (r57 *ocannlNetBF16BackwardPart44) Part(j51 int) {
+	scratch, gNetLayerNorm1GammaPartial := r57.scratch, &r57.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j51] = [64]float32{}
+	// float32 across-rows add reduction kernel, 96 rows of 64 elements into 64 cells (c = c add mul(add(div(x0,x1),0),x2)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&gNetLayerNorm1GammaPartial[j51][0], &scratch.net_masked_attention_1_x_grad[j51][0][0], &scratch.net_masked_attention_1_x_3[j51][0][0], &scratch.net_layer_norm_1_centered[j51][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLayerNorm1GammaPartial[j51][0], &scratch.net_masked_attention_1_x_grad[j51][0][0], &scratch.net_masked_attention_1_x_3[j51][0][0], &scratch.net_layer_norm_1_centered[j51][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j51]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				net_masked_attention_1_x_gradRow8 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1]
+				net_masked_attention_1_x_3V2 := scratch.net_masked_attention_1_x_3[i0+j51][i1][0]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+j51][i1]
+				net_masked_attention_1_x_gradRow9 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+1]
+				net_masked_attention_1_x_3V3 := scratch.net_masked_attention_1_x_3[i0+j51][i1+1][0]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+j51][i1+1]
+				net_masked_attention_1_x_gradRow10 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+2]
+				net_masked_attention_1_x_3V4 := scratch.net_masked_attention_1_x_3[i0+j51][i1+2][0]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+j51][i1+2]
+				net_masked_attention_1_x_gradRow11 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+3]
+				net_masked_attention_1_x_3V5 := scratch.net_masked_attention_1_x_3[i0+j51][i1+3][0]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+j51][i1+3]
+				for i2 := range 64 {
+					acc30 := gNetLayerNorm1GammaPartialRow[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow8[i2] / net_masked_attention_1_x_3V2) + 0) * net_layer_norm_1_centeredRow4[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow9[i2] / net_masked_attention_1_x_3V3) + 0) * net_layer_norm_1_centeredRow5[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow10[i2] / net_masked_attention_1_x_3V4) + 0) * net_layer_norm_1_centeredRow6[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow11[i2] / net_masked_attention_1_x_3V5) + 0) * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc30
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16BackwardPart44Records holds the free ocannlNetBF16BackwardPart44 records.
+var ocannlNetBF16BackwardPart44Records rt.Records[ocannlNetBF16BackwardPart44]
+
+// ocannlNetBF16WholeTrainLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model NetBF16Whole.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2,96 | 64 (input, parameter x)
+//	labels: 2,96 | 8 (input, parameter labels)
+//	mask: 2,96 | 96 ->  (input, parameter mask)
+//	_net.layer_norm#1/mean.1: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
+//	_dim_d.1: 1 (dim, constant)
+//	net.layer_norm#1/mean: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 2,96 | 64 (let, local, in scratch field net_layer_norm_1_centered)
+//	_net.layer_norm#1/var.1: 2,96 | 64 (let, local)
+//	_net.layer_norm#1/var.2: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
+//	_dim_d.2: 1 (dim, constant)
+//	net.layer_norm#1/var: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var)
+//	net.layer_norm#1.gamma: 64 (param, parameter pNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1: 2,96 | 64 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.masked_attention#1/x.2: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_2)
+//	_net.masked_attention#1/x.3: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_3)
+//	_net.masked_attention#1/x.4: 2,96 | 64 (let, local)
+//	net.layer_norm#1.beta: 64 (param, parameter pNetLayerNorm1Beta)
+//	net.masked_attention#1/x: 2,96 | 64 (let, local, in scratch field net_masked_attention_1_x)
+//	net.masked_attention#1.w_q: 64 -> 2,32 (param, parameter pNetMaskedAttention1WQ)
+//	net.masked_attention#1/q: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_q)
+//	net.masked_attention#1.w_k: 64 -> 2,32 (param, parameter pNetMaskedAttention1WK)
+//	net.masked_attention#1/k: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_k)
+//	net.masked_attention#1.w_v: 64 -> 2,32 (param, parameter pNetMaskedAttention1WV)
+//	net.masked_attention#1/v: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_v)
+//	_net.masked_attention#1/scores.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores_1)
+//	_dim_d.3: 1 (dim, constant)
+//	_net.masked_attention#1/scores.2: 1 (let, local, in scratch field net_masked_attention_1_scores_2)
+//	net.masked_attention#1/scores: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores)
+//	_num.2: 1 (number, constant)
+//	net.masked_attention#1/masked: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_masked)
+//	net.masked_attention#1/m: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_m)
+//	_net.masked_attention#1/ex.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex_1)
+//	net.masked_attention#1/ex: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex)
+//	_net.masked_attention#1/attn.1: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_attn_1)
+//	_net.masked_attention#1/attn.2: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn_2)
+//	_num.3: 1 (number, constant)
+//	net.masked_attention#1/attn: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn)
+//	net.masked_attention#1/ctx: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_ctx)
+//	net.masked_attention#1.w_o: 2,32 -> 64 (param, parameter pNetMaskedAttention1WO)
+//	_net/x1.1: 2,96 | 64 (let, local, in scratch field net_x1_1)
+//	net/x1: 2,96 | 64 (let, local, in scratch field net_x1)
+//	net.linear#1.w: 64 -> 8 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits_1)
+//	net.linear#1.b: 8 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
+//	train.cross_entropy#1/logp: 2,96 | 8 (let, local)
+//	_train.1: 2,96 | 8 (let, local, in scratch field train_1)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_d.1 (dim)
+//	init _dim_d.1: constant 64
+//
+//	# init _dim_d.2 (dim)
+//	init _dim_d.2: constant 64
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _dim_d.3 (dim)
+//	init _dim_d.3: constant 32
+//
+//	# init _num.2 (number)
+//	init _num.2: constant -1e+09
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 192
+//
+//	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+//	fill _net.layer_norm#1/mean.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/mean.1[i0, i1, 0] += x[i0, i1, i2]
+//
+//	# net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/mean[i0, i1, 0] = _net.layer_norm#1/mean.1[i0, i1, 0] / _dim_d.1[0]
+//
+//	# net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.layer_norm#1/centered[i0, i1, i2] = x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
+//
+//	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+//
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+//	fill _net.layer_norm#1/var.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//
+//	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
+//
+//	# _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+//
+//	# _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.1[0]
+//
+//	# _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.masked_attention#1/x.2[i0, i1, 0])
+//
+//	# _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
+//
+//	# net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.masked_attention#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.masked_attention#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
+//
+//	# net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+//	fill net.masked_attention#1/q with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/q[i0, i1, i2, i3] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+//	fill net.masked_attention#1/k with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/k[i0, i1, i2, i3] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+//	fill net.masked_attention#1/v with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/v[i0, i1, i2, i3] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+//	fill _net.masked_attention#1/scores.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:  # reduction
+//	          _net.masked_attention#1/scores.1[i0, i1, i2, i3] += net.masked_attention#1/q[i0, i1, i2, i4] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+//	_net.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
+//
+//	# net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2
+//
+//	# net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/masked[i0, i1, i2, i3] = where(mask[i0, i1, i3], _net.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.masked_attention#1/scores.2[0], _num.2[0])
+//
+//	# net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+//	fill net.masked_attention#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m[i0, i1, i2, 0] max= net.masked_attention#1/masked[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m
+//
+//	# net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.masked_attention#1/masked[i0, i1, i2, i3] - net.masked_attention#1/m[i0, i1, i2, 0])
+//
+//	# _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+//	fill _net.masked_attention#1/attn.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1[i0, i1, i2, 0] += net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1
+//
+//	# net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/attn[i0, i1, i2, i3] = where(mask[i0, i1, i3], net.masked_attention#1/ex[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
+//
+//	# net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+//	fill net.masked_attention#1/ctx with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:  # reduction
+//	          net.masked_attention#1/ctx[i0, i1, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+//	fill _net/x1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..31:  # reduction
+//	          _net/x1.1[i0, i1, i2] += net.masked_attention#1.w_o[i2, i3, i4] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# net/x1 = pointwise "+" of x, _net/x1.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net/x1[i0, i1, i2] = x[i0, i1, i2] + _net/x1.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:  # reduction
+//	        _train.cross_entropy#1/logits.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net/x1[i0, i1, i3]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logits[i0, i1, i2] = _train.cross_entropy#1/logits.1[i0, i1, i2] + net.linear#1.b[i2]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m[i0, i1, 0] max= train.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/z[i0, i1, i2] = train.cross_entropy#1/logits[i0, i1, i2] - train.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.cross_entropy#1/logp.1[i0, i1, i2] = exp(train.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.2[i0, i1, 0] += _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.1[i0, i1, i2] = labels[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:  # reduction
+//	      _train.2[0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlNetBF16WholeTrainLoss(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetMaskedAttention1WQ *[4096]float32, pNetMaskedAttention1WK *[4096]float32, pNetMaskedAttention1WV *[4096]float32, pNetMaskedAttention1WO *[4096]float32, pNetLinear1W *[512]float32, pNetLinear1B *[8]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlNetBF16WholeTrainLossScratch) {
+	var train_2 [1]float32
+	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+	// 8 parts of i1 on the pool.
+	rec := ocannlNetBF16WholeTrainLossPart0Records.Get()
+	rec.x = x
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlNetBF16WholeTrainLossPart0{}
+	ocannlNetBF16WholeTrainLossPart0Records.Put(rec)
+
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+	for i0 := range 2 {
+		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 64
+		}
+	}
+
+	// net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+	// float32 pointwise kernel over 192 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				xRow2 := &x[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 64 {
+					net_layer_norm_1_centeredRow[i2] = xRow2[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// 8 parts of i1 on the pool.
+	rec2 := ocannlNetBF16WholeTrainLossPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlNetBF16WholeTrainLossPart1{}
+	ocannlNetBF16WholeTrainLossPart1Records.Put(rec2)
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+	for i0 := range 2 {
+		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+		net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 64
+		}
+	}
+
+	// _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	for i0 := range 2 {
+		net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+		net_masked_attention_1_x_2Row := &scratch.net_masked_attention_1_x_2[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+	for i0 := range 2 {
+		net_masked_attention_1_x_2Row2 := &scratch.net_masked_attention_1_x_2[i0]
+		net_masked_attention_1_x_3Row := &scratch.net_masked_attention_1_x_3[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_3Row[i1][0] = float32(math.Sqrt(float64(net_masked_attention_1_x_2Row2[i1][0])))
+		}
+	}
+
+	// net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 192 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_masked_attention_1_x_3V := scratch.net_masked_attention_1_x_3[i0][i1][0]
+				net_masked_attention_1_xRow := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 64 {
+					net_masked_attention_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_masked_attention_1_x_3V) + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
+
+	// _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_masked_attention_1_scores_2[0] = 5.656854
+
+	// net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WQBF16, &pNetMaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec3 := ocannlNetBF16WholeTrainLossPart2Records.Get()
+	rec3.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec3.scratch = scratch
+
+	// net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WKBF16, &pNetMaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec4 := ocannlNetBF16WholeTrainLossPart3Records.Get()
+	rec4.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec4.scratch = scratch
+
+	// net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WVBF16, &pNetMaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec5 := ocannlNetBF16WholeTrainLossPart4Records.Get()
+	rec5.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec5.scratch = scratch
+
+	// _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+	// 2 parts of i0 on the pool.
+	rec6 := ocannlNetBF16WholeTrainLossPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec3, rec4, rec5, rec6)
+	*rec3 = ocannlNetBF16WholeTrainLossPart2{}
+	ocannlNetBF16WholeTrainLossPart2Records.Put(rec3)
+	*rec4 = ocannlNetBF16WholeTrainLossPart3{}
+	ocannlNetBF16WholeTrainLossPart3Records.Put(rec4)
+	*rec5 = ocannlNetBF16WholeTrainLossPart4{}
+	ocannlNetBF16WholeTrainLossPart4Records.Put(rec5)
+	*rec6 = ocannlNetBF16WholeTrainLossPart5{}
+	ocannlNetBF16WholeTrainLossPart5Records.Put(rec6)
+
+	// net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+	// 8 parts of i1 on the pool.
+	rec7 := ocannlNetBF16WholeTrainLossPart6Records.Get()
+	rec7.mask = mask
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlNetBF16WholeTrainLossPart6{}
+	ocannlNetBF16WholeTrainLossPart6Records.Put(rec7)
+
+	// net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+	// 8 parts of i1 on the pool.
+	rec8 := ocannlNetBF16WholeTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlNetBF16WholeTrainLossPart7{}
+	ocannlNetBF16WholeTrainLossPart7Records.Put(rec8)
+
+	// net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+	// 8 parts of i1 on the pool.
+	rec9 := ocannlNetBF16WholeTrainLossPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlNetBF16WholeTrainLossPart8{}
+	ocannlNetBF16WholeTrainLossPart8Records.Put(rec9)
+
+	// _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+	// 8 parts of i1 on the pool.
+	rec10 := ocannlNetBF16WholeTrainLossPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlNetBF16WholeTrainLossPart9{}
+	ocannlNetBF16WholeTrainLossPart9Records.Put(rec10)
+
+	// net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+	// 8 parts of i1 on the pool.
+	rec11 := ocannlNetBF16WholeTrainLossPart10Records.Get()
+	rec11.mask = mask
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlNetBF16WholeTrainLossPart10{}
+	ocannlNetBF16WholeTrainLossPart10Records.Put(rec11)
+
+	// net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec12 := ocannlNetBF16WholeTrainLossPart11Records.Get()
+	rec12.scratch = scratch
+
+	// _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WOBF16, &pNetMaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec13 := ocannlNetBF16WholeTrainLossPart12Records.Get()
+	rec13.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec13.scratch = scratch
+
+	// net/x1 = pointwise "+" of x, _net/x1.1
+	// 2 parts of i0 on the pool.
+	rec14 := ocannlNetBF16WholeTrainLossPart13Records.Get()
+	rec14.x = x
+	rec14.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec15 := ocannlNetBF16WholeTrainLossPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	// 2 parts of i0 on the pool.
+	rec16 := ocannlNetBF16WholeTrainLossPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 2 parts of i0 on the pool.
+	rec17 := ocannlNetBF16WholeTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 2 parts of i0 on the pool.
+	rec18 := ocannlNetBF16WholeTrainLossPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 2 parts of i0 on the pool.
+	rec19 := ocannlNetBF16WholeTrainLossPart18Records.Get()
+	rec19.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 2 parts of i0 on the pool.
+	rec20 := ocannlNetBF16WholeTrainLossPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 2 parts of i0 on the pool.
+	rec21 := ocannlNetBF16WholeTrainLossPart20Records.Get()
+	rec21.scratch = scratch
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 2 parts of i0 on the pool.
+	rec22 := ocannlNetBF16WholeTrainLossPart21Records.Get()
+	rec22.labels = labels
+	rec22.scratch = scratch
+
+	// The 11 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec12 = ocannlNetBF16WholeTrainLossPart11{}
+	ocannlNetBF16WholeTrainLossPart11Records.Put(rec12)
+	*rec13 = ocannlNetBF16WholeTrainLossPart12{}
+	ocannlNetBF16WholeTrainLossPart12Records.Put(rec13)
+	*rec14 = ocannlNetBF16WholeTrainLossPart13{}
+	ocannlNetBF16WholeTrainLossPart13Records.Put(rec14)
+	*rec15 = ocannlNetBF16WholeTrainLossPart14{}
+	ocannlNetBF16WholeTrainLossPart14Records.Put(rec15)
+	*rec16 = ocannlNetBF16WholeTrainLossPart15{}
+	ocannlNetBF16WholeTrainLossPart15Records.Put(rec16)
+	*rec17 = ocannlNetBF16WholeTrainLossPart16{}
+	ocannlNetBF16WholeTrainLossPart16Records.Put(rec17)
+	*rec18 = ocannlNetBF16WholeTrainLossPart17{}
+	ocannlNetBF16WholeTrainLossPart17Records.Put(rec18)
+	*rec19 = ocannlNetBF16WholeTrainLossPart18{}
+	ocannlNetBF16WholeTrainLossPart18Records.Put(rec19)
+	*rec20 = ocannlNetBF16WholeTrainLossPart19{}
+	ocannlNetBF16WholeTrainLossPart19Records.Put(rec20)
+	*rec21 = ocannlNetBF16WholeTrainLossPart20{}
+	ocannlNetBF16WholeTrainLossPart20Records.Put(rec21)
+	*rec22 = ocannlNetBF16WholeTrainLossPart21{}
+	ocannlNetBF16WholeTrainLossPart21Records.Put(rec22)
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// float32 along-rows add reduction kernel, 1 rows of 1536 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc14 := float32(0)
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 8 {
+					acc14 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2[0] = acc14
+	}
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 192
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlNetBF16WholeTrainLossScratch holds the local arrays of ocannlNetBF16WholeTrainLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlNetBF16WholeTrainLossScratch struct {
+	net_layer_norm_1_mean_1         [2][96][1]float32
+	net_layer_norm_1_mean           [2][96][1]float32
+	net_layer_norm_1_centered       [2][96][64]float32
+	net_layer_norm_1_var_2          [2][96][1]float32
+	net_layer_norm_1_var            [2][96][1]float32
+	net_masked_attention_1_x_2      [2][96][1]float32
+	net_masked_attention_1_x_3      [2][96][1]float32
+	net_masked_attention_1_x        [2][96][64]float32
+	net_masked_attention_1_q        [2][96][2][32]float32
+	net_masked_attention_1_k        [2][96][2][32]float32
+	net_masked_attention_1_v        [2][96][2][32]float32
+	net_masked_attention_1_scores_1 [2][96][2][96]float32
+	net_masked_attention_1_scores_2 [1]float32
+	net_masked_attention_1_masked   [2][96][2][96]float32
+	net_masked_attention_1_m        [2][96][2][1]float32
+	net_masked_attention_1_ex       [2][96][2][96]float32
+	net_masked_attention_1_attn_1   [2][96][2][1]float32
+	net_masked_attention_1_attn     [2][96][2][96]float32
+	net_masked_attention_1_ctx      [2][96][2][32]float32
+	net_x1_1                        [2][96][64]float32
+	net_x1                          [2][96][64]float32
+	train_cross_entropy_1_logits_1  [2][96][8]float32
+	train_cross_entropy_1_logits    [2][96][8]float32
+	train_cross_entropy_1_m         [2][96][1]float32
+	train_cross_entropy_1_z         [2][96][8]float32
+	train_cross_entropy_1_logp_1    [2][96][8]float32
+	train_cross_entropy_1_logp_2    [2][96][1]float32
+	train_cross_entropy_1_logp_3    [2][96][1]float32
+	train_1                         [2][96][8]float32
+	pNetMaskedAttention1WQBF16      bf16.Packed
+	pNetMaskedAttention1WKBF16      bf16.Packed
+	pNetMaskedAttention1WVBF16      bf16.Packed
+	pNetMaskedAttention1WOBF16      bf16.Packed
+	pNetLinear1WBF16                bf16.Packed
+}
+
+// ocannlNetBF16WholeTrainLossPart0 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart0 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlNetBF16WholeTrainLossPart0) Part(j int) {
+	x, scratch := r.x, r.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				xRow := &x[i0][i1+12*j]
+				acc := float32(0)
+				for i2 := range 64 {
+					acc += xRow[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0][i1+12*j][0] = acc
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart0Records holds the free ocannlNetBF16WholeTrainLossPart0 records.
+var ocannlNetBF16WholeTrainLossPart0Records rt.Records[ocannlNetBF16WholeTrainLossPart0]
+
+// ocannlNetBF16WholeTrainLossPart1 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart1 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlNetBF16WholeTrainLossPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+12*j2]
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0][i1+12*j2][0] = acc2
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart1Records holds the free ocannlNetBF16WholeTrainLossPart1 records.
+var ocannlNetBF16WholeTrainLossPart1Records rt.Records[ocannlNetBF16WholeTrainLossPart1]
+
+// ocannlNetBF16WholeTrainLossPart2 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart2 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 2).
+func (r3 *ocannlNetBF16WholeTrainLossPart2) Part(j3 int) {
+	pNetMaskedAttention1WQ, scratch := r3.pNetMaskedAttention1WQ, r3.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_q[j3][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j3][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WQ[0],
+		P: &scratch.pNetMaskedAttention1WQBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeTrainLossPart2Records holds the free ocannlNetBF16WholeTrainLossPart2 records.
+var ocannlNetBF16WholeTrainLossPart2Records rt.Records[ocannlNetBF16WholeTrainLossPart2]
+
+// ocannlNetBF16WholeTrainLossPart3 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart3 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 2).
+func (r4 *ocannlNetBF16WholeTrainLossPart3) Part(j4 int) {
+	pNetMaskedAttention1WK, scratch := r4.pNetMaskedAttention1WK, r4.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_k[j4][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j4][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WK[0],
+		P: &scratch.pNetMaskedAttention1WKBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeTrainLossPart3Records holds the free ocannlNetBF16WholeTrainLossPart3 records.
+var ocannlNetBF16WholeTrainLossPart3Records rt.Records[ocannlNetBF16WholeTrainLossPart3]
+
+// ocannlNetBF16WholeTrainLossPart4 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart4 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 2).
+func (r5 *ocannlNetBF16WholeTrainLossPart4) Part(j5 int) {
+	pNetMaskedAttention1WV, scratch := r5.pNetMaskedAttention1WV, r5.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_v[j5][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j5][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WV[0],
+		P: &scratch.pNetMaskedAttention1WVBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeTrainLossPart4Records holds the free ocannlNetBF16WholeTrainLossPart4 records.
+var ocannlNetBF16WholeTrainLossPart4Records rt.Records[ocannlNetBF16WholeTrainLossPart4]
+
+// ocannlNetBF16WholeTrainLossPart5 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart5 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 2).
+func (r6 *ocannlNetBF16WholeTrainLossPart5) Part(j6 int) {
+	scratch := r6.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x96x32.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        64,
+				BK:        1,
+				BN:        64,
+				CM:        192,
+				CN:        1,
+				K:         32,
+				M:         96,
+				N:         96,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart5Records holds the free ocannlNetBF16WholeTrainLossPart5 records.
+var ocannlNetBF16WholeTrainLossPart5Records rt.Records[ocannlNetBF16WholeTrainLossPart5]
+
+// ocannlNetBF16WholeTrainLossPart6 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart6 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlNetBF16WholeTrainLossPart6) Part(j7 int) {
+	mask, scratch := r8.mask, r8.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX512(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX2(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else {
+		net_masked_attention_1_scores_2V := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow := &mask[i0][i1+12*j7]
+				for i2 := range 2 {
+					net_masked_attention_1_scores_1Row := &scratch.net_masked_attention_1_scores_1[i0][i1+12*j7][i2]
+					net_masked_attention_1_maskedRow := &scratch.net_masked_attention_1_masked[i0][i1+12*j7][i2]
+					for i3 := range 96 {
+						r7 := float32(-1e+09)
+						if maskRow[i3] != 0 {
+							r7 = net_masked_attention_1_scores_1Row[i3] / net_masked_attention_1_scores_2V
+						}
+						net_masked_attention_1_maskedRow[i3] = r7
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart6Records holds the free ocannlNetBF16WholeTrainLossPart6 records.
+var ocannlNetBF16WholeTrainLossPart6Records rt.Records[ocannlNetBF16WholeTrainLossPart6]
+
+// ocannlNetBF16WholeTrainLossPart7 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart7 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlNetBF16WholeTrainLossPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 24 rows of 96 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce2AVX512(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce2AVX2(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow2 := &scratch.net_masked_attention_1_masked[i0][i1+12*j8][i2]
+					acc7 := float32(math.Inf(-1))
+					for i3 := range 96 {
+						acc7 = max(acc7, net_masked_attention_1_maskedRow2[i3])
+					}
+					scratch.net_masked_attention_1_m[i0][i1+12*j8][i2][0] = acc7
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart7Records holds the free ocannlNetBF16WholeTrainLossPart7 records.
+var ocannlNetBF16WholeTrainLossPart7Records rt.Records[ocannlNetBF16WholeTrainLossPart7]
+
+// ocannlNetBF16WholeTrainLossPart8 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart8 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r10 *ocannlNetBF16WholeTrainLossPart8) Part(j9 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap3AVX512(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap3AVX2(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow3 := &scratch.net_masked_attention_1_masked[i0][i1+12*j9][i2]
+					net_masked_attention_1_mV := scratch.net_masked_attention_1_m[i0][i1+12*j9][i2][0]
+					net_masked_attention_1_exRow := &scratch.net_masked_attention_1_ex[i0][i1+12*j9][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_masked_attention_1_maskedRow3[i3] - net_masked_attention_1_mV)))
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart8Records holds the free ocannlNetBF16WholeTrainLossPart8 records.
+var ocannlNetBF16WholeTrainLossPart8Records rt.Records[ocannlNetBF16WholeTrainLossPart8]
+
+// ocannlNetBF16WholeTrainLossPart9 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart9 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlNetBF16WholeTrainLossPart9) Part(j10 int) {
+	scratch := r11.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce3AVX512(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce3AVX2(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_exRow2 := &scratch.net_masked_attention_1_ex[i0][i1+12*j10][i2]
+					acc8 := float32(0)
+					for i3 := range 96 {
+						acc8 += net_masked_attention_1_exRow2[i3]
+					}
+					scratch.net_masked_attention_1_attn_1[i0][i1+12*j10][i2][0] = acc8
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart9Records holds the free ocannlNetBF16WholeTrainLossPart9 records.
+var ocannlNetBF16WholeTrainLossPart9Records rt.Records[ocannlNetBF16WholeTrainLossPart9]
+
+// ocannlNetBF16WholeTrainLossPart10 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart10 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r13 *ocannlNetBF16WholeTrainLossPart10) Part(j11 int) {
+	mask, scratch := r13.mask, r13.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX512(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX2(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow2 := &mask[i0][i1+12*j11]
+				for i2 := range 2 {
+					net_masked_attention_1_exRow3 := &scratch.net_masked_attention_1_ex[i0][i1+12*j11][i2]
+					net_masked_attention_1_attn_1V := scratch.net_masked_attention_1_attn_1[i0][i1+12*j11][i2][0]
+					net_masked_attention_1_attnRow := &scratch.net_masked_attention_1_attn[i0][i1+12*j11][i2]
+					for i3 := range 96 {
+						r12 := float32(0)
+						if maskRow2[i3] != 0 {
+							r12 = net_masked_attention_1_exRow3[i3] / net_masked_attention_1_attn_1V
+						}
+						net_masked_attention_1_attnRow[i3] = r12
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart10Records holds the free ocannlNetBF16WholeTrainLossPart10 records.
+var ocannlNetBF16WholeTrainLossPart10Records rt.Records[ocannlNetBF16WholeTrainLossPart10]
+
+// ocannlNetBF16WholeTrainLossPart11 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart11 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 2).
+func (r14 *ocannlNetBF16WholeTrainLossPart11) Part(j12 int) {
+	scratch := r14.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        192,
+				BK:        64,
+				BN:        1,
+				CM:        64,
+				CN:        1,
+				K:         96,
+				M:         96,
+				N:         32,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart11Records holds the free ocannlNetBF16WholeTrainLossPart11 records.
+var ocannlNetBF16WholeTrainLossPart11Records rt.Records[ocannlNetBF16WholeTrainLossPart11]
+
+// ocannlNetBF16WholeTrainLossPart12 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart12 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 2).
+func (r15 *ocannlNetBF16WholeTrainLossPart12) Part(j13 int) {
+	pNetMaskedAttention1WO, scratch := r15.pNetMaskedAttention1WO, r15.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_x1_1[j13][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_ctx[j13][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WO[0],
+		P: &scratch.pNetMaskedAttention1WOBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeTrainLossPart12Records holds the free ocannlNetBF16WholeTrainLossPart12 records.
+var ocannlNetBF16WholeTrainLossPart12Records rt.Records[ocannlNetBF16WholeTrainLossPart12]
+
+// ocannlNetBF16WholeTrainLossPart13 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart13 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 2).
+func (r16 *ocannlNetBF16WholeTrainLossPart13) Part(j14 int) {
+	x, scratch := r16.x, r16.scratch
+	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				xRow3 := &x[i0+j14][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+j14][i1]
+				net_x1Row := &scratch.net_x1[i0+j14][i1]
+				for i2 := range 64 {
+					net_x1Row[i2] = xRow3[i2] + net_x1_1Row[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart13Records holds the free ocannlNetBF16WholeTrainLossPart13 records.
+var ocannlNetBF16WholeTrainLossPart13Records rt.Records[ocannlNetBF16WholeTrainLossPart13]
+
+// ocannlNetBF16WholeTrainLossPart14 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart14 struct {
+	pNetLinear1W *[512]float32
+	scratch      *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 2).
+func (r17 *ocannlNetBF16WholeTrainLossPart14) Part(j15 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x8x64.
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[j15][0][0], bf16.Operand{F: &scratch.net_x1[j15][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeTrainLossPart14Records holds the free ocannlNetBF16WholeTrainLossPart14 records.
+var ocannlNetBF16WholeTrainLossPart14Records rt.Records[ocannlNetBF16WholeTrainLossPart14]
+
+// ocannlNetBF16WholeTrainLossPart15 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart15 struct {
+	pNetLinear1B *[8]float32
+	scratch      *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 2).
+func (r18 *ocannlNetBF16WholeTrainLossPart15) Part(j16 int) {
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+j16][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+j16][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart15Records holds the free ocannlNetBF16WholeTrainLossPart15 records.
+var ocannlNetBF16WholeTrainLossPart15Records rt.Records[ocannlNetBF16WholeTrainLossPart15]
+
+// ocannlNetBF16WholeTrainLossPart16 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart16 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 2).
+func (r19 *ocannlNetBF16WholeTrainLossPart16) Part(j17 int) {
+	scratch := r19.scratch
+	// float32 along-rows max reduction kernel, 96 rows of 8 elements into 96 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+j17][i1]
+				acc12 := float32(math.Inf(-1))
+				for i2 := range 8 {
+					acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+j17][i1][0] = acc12
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart16Records holds the free ocannlNetBF16WholeTrainLossPart16 records.
+var ocannlNetBF16WholeTrainLossPart16Records rt.Records[ocannlNetBF16WholeTrainLossPart16]
+
+// ocannlNetBF16WholeTrainLossPart17 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart17 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 2).
+func (r20 *ocannlNetBF16WholeTrainLossPart17) Part(j18 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+j18][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+j18][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+j18][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart17Records holds the free ocannlNetBF16WholeTrainLossPart17 records.
+var ocannlNetBF16WholeTrainLossPart17Records rt.Records[ocannlNetBF16WholeTrainLossPart17]
+
+// ocannlNetBF16WholeTrainLossPart18 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart18 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r21 *ocannlNetBF16WholeTrainLossPart18) Part(j19 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 768 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+j19][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+j19][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart18Records holds the free ocannlNetBF16WholeTrainLossPart18 records.
+var ocannlNetBF16WholeTrainLossPart18Records rt.Records[ocannlNetBF16WholeTrainLossPart18]
+
+// ocannlNetBF16WholeTrainLossPart19 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart19 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 2).
+func (r22 *ocannlNetBF16WholeTrainLossPart19) Part(j20 int) {
+	scratch := r22.scratch
+	// float32 along-rows add reduction kernel, 96 rows of 8 elements into 96 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+j20][i1]
+				acc13 := float32(0)
+				for i2 := range 8 {
+					acc13 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+j20][i1][0] = acc13
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart19Records holds the free ocannlNetBF16WholeTrainLossPart19 records.
+var ocannlNetBF16WholeTrainLossPart19Records rt.Records[ocannlNetBF16WholeTrainLossPart19]
+
+// ocannlNetBF16WholeTrainLossPart20 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart20 struct {
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r23 *ocannlNetBF16WholeTrainLossPart20) Part(j21 int) {
+	scratch := r23.scratch
+	// float32 pointwise kernel over 96 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[j21][0][0], &scratch.train_cross_entropy_1_logp_2[j21][0][0])
+	} else {
+		for i0 := range 1 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j21]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+j21]
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart20Records holds the free ocannlNetBF16WholeTrainLossPart20 records.
+var ocannlNetBF16WholeTrainLossPart20Records rt.Records[ocannlNetBF16WholeTrainLossPart20]
+
+// ocannlNetBF16WholeTrainLossPart21 is the task record of a loop nest of ocannlNetBF16WholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeTrainLossPart21 struct {
+	labels  *[2][96][8]float32
+	scratch *ocannlNetBF16WholeTrainLossScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 2).
+func (r24 *ocannlNetBF16WholeTrainLossPart21) Part(j22 int) {
+	labels, scratch := r24.labels, r24.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				labelsRow := &labels[i0+j22][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+j22][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+j22][i1][0]
+				train_1Row := &scratch.train_1[i0+j22][i1]
+				for i2 := range 8 {
+					train_1Row[i2] = labelsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeTrainLossPart21Records holds the free ocannlNetBF16WholeTrainLossPart21 records.
+var ocannlNetBF16WholeTrainLossPart21Records rt.Records[ocannlNetBF16WholeTrainLossPart21]
+
+// ocannlNetBF16WholeBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model NetBF16Whole.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2,96 | 64 (input, parameter x)
+//	labels: 2,96 | 8 (input, parameter labels)
+//	mask: 2,96 | 96 ->  (input, parameter mask)
+//	_net.layer_norm#1/mean.1: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
+//	_dim_d.1: 1 (dim, constant)
+//	net.layer_norm#1/mean: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 2,96 | 64 (let, local, in scratch field net_layer_norm_1_centered)
+//	_net.layer_norm#1/var.1: 2,96 | 64 (let, local)
+//	_net.layer_norm#1/var.2: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
+//	_dim_d.2: 1 (dim, constant)
+//	net.layer_norm#1/var: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var)
+//	net.layer_norm#1.gamma: 64 (param, parameter pNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1: 2,96 | 64 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.masked_attention#1/x.2: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_2)
+//	_net.masked_attention#1/x.3: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_3)
+//	_net.masked_attention#1/x.4: 2,96 | 64 (let, local)
+//	net.layer_norm#1.beta: 64 (param, parameter pNetLayerNorm1Beta)
+//	net.masked_attention#1/x: 2,96 | 64 (let, local, in scratch field net_masked_attention_1_x)
+//	net.masked_attention#1.w_q: 64 -> 2,32 (param, parameter pNetMaskedAttention1WQ)
+//	net.masked_attention#1/q: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_q)
+//	net.masked_attention#1.w_k: 64 -> 2,32 (param, parameter pNetMaskedAttention1WK)
+//	net.masked_attention#1/k: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_k)
+//	net.masked_attention#1.w_v: 64 -> 2,32 (param, parameter pNetMaskedAttention1WV)
+//	net.masked_attention#1/v: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_v)
+//	_net.masked_attention#1/scores.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores_1)
+//	_dim_d.3: 1 (dim, constant)
+//	_net.masked_attention#1/scores.2: 1 (let, local, in scratch field net_masked_attention_1_scores_2)
+//	net.masked_attention#1/scores: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores)
+//	_num.2: 1 (number, constant)
+//	net.masked_attention#1/masked: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_masked)
+//	net.masked_attention#1/m: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_m)
+//	_net.masked_attention#1/ex.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex_1)
+//	net.masked_attention#1/ex: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex)
+//	_net.masked_attention#1/attn.1: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_attn_1)
+//	_net.masked_attention#1/attn.2: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn_2)
+//	_num.3: 1 (number, constant)
+//	net.masked_attention#1/attn: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn)
+//	net.masked_attention#1/ctx: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_ctx)
+//	net.masked_attention#1.w_o: 2,32 -> 64 (param, parameter pNetMaskedAttention1WO)
+//	_net/x1.1: 2,96 | 64 (let, local, in scratch field net_x1_1)
+//	net/x1: 2,96 | 64 (let, local, in scratch field net_x1)
+//	net.linear#1.w: 64 -> 8 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits_1)
+//	net.linear#1.b: 8 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
+//	train.cross_entropy#1/logp: 2,96 | 8 (let, local)
+//	_train.1: 2,96 | 8 (let, local, in scratch field train_1)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.layer_norm#1.gamma.grad: [64] (let, output parameter gNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1.grad: [2 96 64] (let, local)
+//	_net.masked_attention#1/x.4.grad: [2 96 64] (let, local)
+//	net.layer_norm#1.beta.grad: [64] (let, output parameter gNetLayerNorm1Beta)
+//	net.masked_attention#1/x.grad: [2 96 64] (let, local, in scratch field net_masked_attention_1_x_grad)
+//	net.masked_attention#1.w_q.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WQ)
+//	net.masked_attention#1/q.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_q_grad)
+//	net.masked_attention#1.w_k.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WK)
+//	net.masked_attention#1/k.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_k_grad)
+//	net.masked_attention#1.w_v.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WV)
+//	net.masked_attention#1/v.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_v_grad)
+//	_net.masked_attention#1/scores.1.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_scores_1_grad)
+//	net.masked_attention#1/scores.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_scores_grad)
+//	net.masked_attention#1/masked.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_masked_grad)
+//	net.masked_attention#1/m.grad: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_m_grad)
+//	_net.masked_attention#1/ex.1.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_ex_1_grad)
+//	net.masked_attention#1/ex.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_ex_grad)
+//	_net.masked_attention#1/attn.1.grad: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_attn_1_grad)
+//	_net.masked_attention#1/attn.2.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_attn_2_grad)
+//	net.masked_attention#1/attn.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_attn_grad)
+//	net.masked_attention#1/ctx.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_ctx_grad)
+//	net.masked_attention#1.w_o.grad: [64 2 32] (let, output parameter gNetMaskedAttention1WO)
+//	_net/x1.1.grad: [2 96 64] (let, local)
+//	net/x1.grad: [2 96 64] (let, local, in scratch field net_x1_grad)
+//	net.linear#1.w.grad: [8 64] (let, output parameter gNetLinear1W)
+//	_train.cross_entropy#1/logits.1.grad: [2 96 8] (let, local)
+//	net.linear#1.b.grad: [8] (let, output parameter gNetLinear1B)
+//	train.cross_entropy#1/logits.grad: [2 96 8] (let, local)
+//	train.cross_entropy#1/m.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [2 96 8] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [2 96 8] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [2 96 8] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [2 96 8] (let, local)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [8] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@29: [2 96 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_29)
+//	_ordinals.2: [96] (literal, local, in scratch field ordinals_2)
+//	net.masked_attention#1/m.argmax@18: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_m_argmax_18)
+//
+// Loop nests:
+//
+//	# init _dim_d.1 (dim)
+//	init _dim_d.1: constant 64
+//
+//	# init _dim_d.2 (dim)
+//	init _dim_d.2: constant 64
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _dim_d.3 (dim)
+//	init _dim_d.3: constant 32
+//
+//	# init _num.2 (number)
+//	init _num.2: constant -1e+09
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 192
+//
+//	# init _ordinals.1 (the ordinals of [8] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [96] reduced points)
+//	init _ordinals.2: range over offsets
+//
+//	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+//	fill _net.layer_norm#1/mean.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/mean.1[i0, i1, 0] += x[i0, i1, i2]
+//
+//	# net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/mean[i0, i1, 0] = _net.layer_norm#1/mean.1[i0, i1, 0] / _dim_d.1[0]
+//
+//	# net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.layer_norm#1/centered[i0, i1, i2] = x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
+//
+//	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+//
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+//	fill _net.layer_norm#1/var.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//
+//	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
+//
+//	# _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+//
+//	# _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.1[0]
+//
+//	# _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.masked_attention#1/x.2[i0, i1, 0])
+//
+//	# _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
+//
+//	# net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.masked_attention#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.masked_attention#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
+//
+//	# net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+//	fill net.masked_attention#1/q with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/q[i0, i1, i2, i3] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+//	fill net.masked_attention#1/k with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/k[i0, i1, i2, i3] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+//	fill net.masked_attention#1/v with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/v[i0, i1, i2, i3] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+//	fill _net.masked_attention#1/scores.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:  # reduction
+//	          _net.masked_attention#1/scores.1[i0, i1, i2, i3] += net.masked_attention#1/q[i0, i1, i2, i4] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+//	_net.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
+//
+//	# net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2
+//
+//	# net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/masked[i0, i1, i2, i3] = where(mask[i0, i1, i3], _net.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.masked_attention#1/scores.2[0], _num.2[0])
+//
+//	# net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+//	fill net.masked_attention#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m[i0, i1, i2, 0] max= net.masked_attention#1/masked[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m
+//
+//	# net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.masked_attention#1/masked[i0, i1, i2, i3] - net.masked_attention#1/m[i0, i1, i2, 0])
+//
+//	# _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+//	fill _net.masked_attention#1/attn.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1[i0, i1, i2, 0] += net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1
+//
+//	# net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/attn[i0, i1, i2, i3] = where(mask[i0, i1, i3], net.masked_attention#1/ex[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
+//
+//	# net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+//	fill net.masked_attention#1/ctx with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:  # reduction
+//	          net.masked_attention#1/ctx[i0, i1, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+//	fill _net/x1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..31:  # reduction
+//	          _net/x1.1[i0, i1, i2] += net.masked_attention#1.w_o[i2, i3, i4] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# net/x1 = pointwise "+" of x, _net/x1.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net/x1[i0, i1, i2] = x[i0, i1, i2] + _net/x1.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:  # reduction
+//	        _train.cross_entropy#1/logits.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net/x1[i0, i1, i3]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logits[i0, i1, i2] = _train.cross_entropy#1/logits.1[i0, i1, i2] + net.linear#1.b[i2]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m[i0, i1, 0] max= train.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/z[i0, i1, i2] = train.cross_entropy#1/logits[i0, i1, i2] - train.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.cross_entropy#1/logp.1[i0, i1, i2] = exp(train.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.2[i0, i1, 0] += _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.1[i0, i1, i2] = labels[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:  # reduction
+//	      _train.2[0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.layer_norm#1.gamma.grad with 0
+//	fill net.layer_norm#1.beta.grad with 0
+//	fill net.masked_attention#1/x.grad with 0
+//	fill net.masked_attention#1.w_q.grad with 0
+//	fill net.masked_attention#1/q.grad with 0
+//	fill net.masked_attention#1.w_k.grad with 0
+//	fill net.masked_attention#1/k.grad with 0
+//	fill net.masked_attention#1.w_v.grad with 0
+//	fill net.masked_attention#1/v.grad with 0
+//	fill _net.masked_attention#1/scores.1.grad with 0
+//	fill net.masked_attention#1/m.grad with 0
+//	fill _net.masked_attention#1/ex.1.grad with 0
+//	fill net.masked_attention#1/ex.grad with 0
+//	fill _net.masked_attention#1/attn.1.grad with 0
+//	fill _net.masked_attention#1/attn.2.grad with 0
+//	fill net.masked_attention#1/attn.grad with 0
+//	fill net.masked_attention#1/ctx.grad with 0
+//	fill net.masked_attention#1.w_o.grad with 0
+//	fill net/x1.grad with 0
+//	fill net.linear#1.w.grad with 0
+//	fill net.linear#1.b.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 38 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 37 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 36 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
+//
+//	# backprop of op 35 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += labels[i0, i1, i2] * _train.2.grad[0]
+//
+//	# backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
+//
+//	# backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.3.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 33 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
+//
+//	# backprop of op 32 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
+//
+//	# backprop of op 31 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
+//
+//	# backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@29 = 8 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@29 with 8
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 8); w is train.cross_entropy#1/m.argmax@29
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m.argmax@29[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 8)
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@29[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//
+//	# backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
+//
+//	# backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net/x1[i0, i1, i3]
+//
+//	# backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      for i3 in 0..63:
+//	        net/x1.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 26 (net/x1 = pointwise "+" of x, _net/x1.1): g2 =+ g; g2 is _net/x1.1.grad (the copy elided: _net/x1.1.grad reads net/x1.grad)
+//
+//	# backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.masked_attention#1.w_o.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1.w_o.grad[i2, i3, i4] += net/x1.grad[i0, i1, i2] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.masked_attention#1/ctx.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      for i3 in 0..1:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.masked_attention#1.w_o[i2, i3, i4] * net/x1.grad[i0, i1, i2]
+//
+//	# backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g1 =+ g * v2; g1 is net.masked_attention#1/attn.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..95:
+//	          net.masked_attention#1/attn.grad[i0, i1, i2, i4] += net.masked_attention#1/ctx.grad[i0, i1, i2, i3] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g2 =+ v1 * g; g2 is net.masked_attention#1/v.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:
+//	          net.masked_attention#1/v.grad[i0, i4, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/ctx.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 23 (net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.masked_attention#1/attn.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] += where(mask[i0, i1, i3], net.masked_attention#1/attn.grad[i0, i1, i2, i3], 0)
+//
+//	# backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0]
+//
+//	# backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.masked_attention#1/attn.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1.grad[i0, i1, i2, 0] += _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] * neg(net.masked_attention#1/ex[i0, i1, i2, i3] / (_net.masked_attention#1/attn.1[i0, i1, i2, 0] * _net.masked_attention#1/attn.1[i0, i1, i2, 0]))
+//
+//	# backprop of op 21 (_net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex): g1 =+ g; g1 is net.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.masked_attention#1/attn.1.grad[i0, i1, i2, 0]
+//
+//	# backprop of op 20 (net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.masked_attention#1/ex.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g1 =+ g; g1 is net.masked_attention#1/masked.grad (the copy elided: net.masked_attention#1/masked.grad reads _net.masked_attention#1/ex.1.grad)
+//
+//	# backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g2 =- g; g2 is net.masked_attention#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m.grad[i0, i1, i2, 0] -= _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): net.masked_attention#1/m.argmax@18 = 96 (no winner yet)
+//	fill net.masked_attention#1/m.argmax@18 with 96
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 96); w is net.masked_attention#1/m.argmax@18
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m.argmax@18[i0, i1, i2, 0] min= where(net.masked_attention#1/masked[i0, i1, i2, i3] == net.masked_attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 96)
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.masked_attention#1/masked.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.masked_attention#1/m.argmax@18[i0, i1, i2, 0], net.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//
+//	# backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad
+//
+//	# backprop of op 16 (net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.masked_attention#1/scores.1.grad, with backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += (where(mask[i0, i1, i3], _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0) + 0) / _net.masked_attention#1/scores.2[0]
+//
+//	# backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g1 =+ g * v2; g1 is net.masked_attention#1/q.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/q.grad[i0, i1, i2, i4] += _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g2 =+ v1 * g; g2 is net.masked_attention#1/k.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/k.grad[i0, i3, i2, i4] += net.masked_attention#1/q[i0, i1, i2, i4] * _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_v.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_v.grad[i2, i3, i4] += net.masked_attention#1/v.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/v.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_k.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_k.grad[i2, i3, i4] += net.masked_attention#1/k.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/k.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_q.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_q.grad[i2, i3, i4] += net.masked_attention#1/q.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/q.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.masked_attention#1/x.4.grad (the copy elided: _net.masked_attention#1/x.4.grad reads net.masked_attention#1/x.grad)
+//
+//	# backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      net.layer_norm#1.beta.grad[i2] += net.masked_attention#1/x.grad[i0, i1, i2]
+//
+//	# backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad
+//
+//	# backprop of op 6 (_net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad fused
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      net.layer_norm#1.gamma.grad[i2] += ((net.masked_attention#1/x.grad[i0, i1, i2] / _net.masked_attention#1/x.3[i0, i1, 0]) + 0) * net.layer_norm#1/centered[i0, i1, i2]
+func ocannlNetBF16WholeBackward(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetMaskedAttention1WQ *[4096]float32, pNetMaskedAttention1WK *[4096]float32, pNetMaskedAttention1WV *[4096]float32, pNetMaskedAttention1WO *[4096]float32, pNetLinear1W *[512]float32, pNetLinear1B *[8]float32, gNetLayerNorm1Gamma *[64]float32, gNetLayerNorm1Beta *[64]float32, gNetMaskedAttention1WQ *[4096]float32, gNetMaskedAttention1WK *[4096]float32, gNetMaskedAttention1WV *[4096]float32, gNetMaskedAttention1WO *[4096]float32, gNetLinear1W *[512]float32, gNetLinear1B *[8]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlNetBF16WholeBackwardScratch) {
+	var train_2 [1]float32
+	var train_3 [1]float32
+	var train_3_grad [1]float32
+	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [8] reduced points)
+	scratch.ordinals_1 = [8]float32{0, 1, 2, 3, 4, 5, 6, 7}
+
+	// init _ordinals.2 (the ordinals of [96] reduced points)
+	scratch.ordinals_2 = [96]float32{
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+		16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+		32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+		48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+		64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+		80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+	}
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+	// 8 parts of i1 on the pool.
+	rec := ocannlNetBF16WholeBackwardPart0Records.Get()
+	rec.x = x
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlNetBF16WholeBackwardPart0{}
+	ocannlNetBF16WholeBackwardPart0Records.Put(rec)
+
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+	for i0 := range 2 {
+		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 64
+		}
+	}
+
+	// net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+	// float32 pointwise kernel over 192 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				xRow2 := &x[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 64 {
+					net_layer_norm_1_centeredRow[i2] = xRow2[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// 8 parts of i1 on the pool.
+	rec2 := ocannlNetBF16WholeBackwardPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlNetBF16WholeBackwardPart1{}
+	ocannlNetBF16WholeBackwardPart1Records.Put(rec2)
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+	for i0 := range 2 {
+		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+		net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 64
+		}
+	}
+
+	// _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	for i0 := range 2 {
+		net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+		net_masked_attention_1_x_2Row := &scratch.net_masked_attention_1_x_2[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+	for i0 := range 2 {
+		net_masked_attention_1_x_2Row2 := &scratch.net_masked_attention_1_x_2[i0]
+		net_masked_attention_1_x_3Row := &scratch.net_masked_attention_1_x_3[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_3Row[i1][0] = float32(math.Sqrt(float64(net_masked_attention_1_x_2Row2[i1][0])))
+		}
+	}
+
+	// net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 192 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_masked_attention_1_x_3V := scratch.net_masked_attention_1_x_3[i0][i1][0]
+				net_masked_attention_1_xRow := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 64 {
+					net_masked_attention_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_masked_attention_1_x_3V) + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
+
+	// _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_masked_attention_1_scores_2[0] = 5.656854
+
+	// net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WQBF16, &pNetMaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec3 := ocannlNetBF16WholeBackwardPart2Records.Get()
+	rec3.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec3.scratch = scratch
+
+	// net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WKBF16, &pNetMaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec4 := ocannlNetBF16WholeBackwardPart3Records.Get()
+	rec4.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec4.scratch = scratch
+
+	// net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WVBF16, &pNetMaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec5 := ocannlNetBF16WholeBackwardPart4Records.Get()
+	rec5.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec5.scratch = scratch
+
+	// _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+	// 2 parts of i0 on the pool.
+	rec6 := ocannlNetBF16WholeBackwardPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec3, rec4, rec5, rec6)
+	*rec3 = ocannlNetBF16WholeBackwardPart2{}
+	ocannlNetBF16WholeBackwardPart2Records.Put(rec3)
+	*rec4 = ocannlNetBF16WholeBackwardPart3{}
+	ocannlNetBF16WholeBackwardPart3Records.Put(rec4)
+	*rec5 = ocannlNetBF16WholeBackwardPart4{}
+	ocannlNetBF16WholeBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlNetBF16WholeBackwardPart5{}
+	ocannlNetBF16WholeBackwardPart5Records.Put(rec6)
+
+	// net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+	// 8 parts of i1 on the pool.
+	rec7 := ocannlNetBF16WholeBackwardPart6Records.Get()
+	rec7.mask = mask
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlNetBF16WholeBackwardPart6{}
+	ocannlNetBF16WholeBackwardPart6Records.Put(rec7)
+
+	// net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+	// 8 parts of i1 on the pool.
+	rec8 := ocannlNetBF16WholeBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlNetBF16WholeBackwardPart7{}
+	ocannlNetBF16WholeBackwardPart7Records.Put(rec8)
+
+	// net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+	// 8 parts of i1 on the pool.
+	rec9 := ocannlNetBF16WholeBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlNetBF16WholeBackwardPart8{}
+	ocannlNetBF16WholeBackwardPart8Records.Put(rec9)
+
+	// _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+	// 8 parts of i1 on the pool.
+	rec10 := ocannlNetBF16WholeBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlNetBF16WholeBackwardPart9{}
+	ocannlNetBF16WholeBackwardPart9Records.Put(rec10)
+
+	// net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+	// 8 parts of i1 on the pool.
+	rec11 := ocannlNetBF16WholeBackwardPart10Records.Get()
+	rec11.mask = mask
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlNetBF16WholeBackwardPart10{}
+	ocannlNetBF16WholeBackwardPart10Records.Put(rec11)
+
+	// net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec12 := ocannlNetBF16WholeBackwardPart11Records.Get()
+	rec12.scratch = scratch
+
+	// _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WOBF16, &pNetMaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec13 := ocannlNetBF16WholeBackwardPart12Records.Get()
+	rec13.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec13.scratch = scratch
+
+	// net/x1 = pointwise "+" of x, _net/x1.1
+	// 2 parts of i0 on the pool.
+	rec14 := ocannlNetBF16WholeBackwardPart13Records.Get()
+	rec14.x = x
+	rec14.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+	bf16.PackIn(region, &scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec15 := ocannlNetBF16WholeBackwardPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	// 2 parts of i0 on the pool.
+	rec16 := ocannlNetBF16WholeBackwardPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 2 parts of i0 on the pool.
+	rec17 := ocannlNetBF16WholeBackwardPart16Records.Get()
+	rec17.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 2 parts of i0 on the pool.
+	rec18 := ocannlNetBF16WholeBackwardPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 2 parts of i0 on the pool.
+	rec19 := ocannlNetBF16WholeBackwardPart18Records.Get()
+	rec19.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 2 parts of i0 on the pool.
+	rec20 := ocannlNetBF16WholeBackwardPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 2 parts of i0 on the pool.
+	rec21 := ocannlNetBF16WholeBackwardPart20Records.Get()
+	rec21.scratch = scratch
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 2 parts of i0 on the pool.
+	rec22 := ocannlNetBF16WholeBackwardPart21Records.Get()
+	rec22.labels = labels
+	rec22.scratch = scratch
+
+	// The 11 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec12 = ocannlNetBF16WholeBackwardPart11{}
+	ocannlNetBF16WholeBackwardPart11Records.Put(rec12)
+	*rec13 = ocannlNetBF16WholeBackwardPart12{}
+	ocannlNetBF16WholeBackwardPart12Records.Put(rec13)
+	*rec14 = ocannlNetBF16WholeBackwardPart13{}
+	ocannlNetBF16WholeBackwardPart13Records.Put(rec14)
+	*rec15 = ocannlNetBF16WholeBackwardPart14{}
+	ocannlNetBF16WholeBackwardPart14Records.Put(rec15)
+	*rec16 = ocannlNetBF16WholeBackwardPart15{}
+	ocannlNetBF16WholeBackwardPart15Records.Put(rec16)
+	*rec17 = ocannlNetBF16WholeBackwardPart16{}
+	ocannlNetBF16WholeBackwardPart16Records.Put(rec17)
+	*rec18 = ocannlNetBF16WholeBackwardPart17{}
+	ocannlNetBF16WholeBackwardPart17Records.Put(rec18)
+	*rec19 = ocannlNetBF16WholeBackwardPart18{}
+	ocannlNetBF16WholeBackwardPart18Records.Put(rec19)
+	*rec20 = ocannlNetBF16WholeBackwardPart19{}
+	ocannlNetBF16WholeBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlNetBF16WholeBackwardPart20{}
+	ocannlNetBF16WholeBackwardPart20Records.Put(rec21)
+	*rec22 = ocannlNetBF16WholeBackwardPart21{}
+	ocannlNetBF16WholeBackwardPart21Records.Put(rec22)
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// float32 along-rows add reduction kernel, 1 rows of 1536 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc14 := float32(0)
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 8 {
+					acc14 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2[0] = acc14
+	}
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 192
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetLayerNorm1Gamma = [64]float32{}
+	*gNetLayerNorm1Beta = [64]float32{}
+	*gNetMaskedAttention1WQ = [4096]float32{}
+	*gNetMaskedAttention1WK = [4096]float32{}
+	*gNetMaskedAttention1WV = [4096]float32{}
+	scratch.net_masked_attention_1_m_grad = [2][96][2][1]float32{}
+	scratch.net_masked_attention_1_attn_1_grad = [2][96][2][1]float32{}
+	*gNetMaskedAttention1WO = [4096]float32{}
+	*gNetLinear1B = [8]float32{}
+	scratch.train_cross_entropy_1_m_grad = [2][96][1]float32{}
+	scratch.train_cross_entropy_1_logp_2_grad = [2][96][1]float32{}
+	scratch.train_cross_entropy_1_logp_3_grad = [2][96][1]float32{}
+	scratch.train_2_grad = [1]float32{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 38 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 37 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	scratch.train_2_grad[0] += train_3_grad[0] / 192
+
+	// backprop of op 35 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 1536 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &labels[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &labels[0][0][0], &scratch.train_2_grad[0])
+	} else {
+		scratch.train_cross_entropy_1_logp_grad = [2][96][8]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
+		for i0 := range 2 {
+			for i1 := range 96 {
+				labelsRow2 := &labels[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_gradRow[i2] += labelsRow2[i2] * train_2_gradV
+				}
+			}
+		}
+	}
+
+	// backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// float32 along-rows sub reduction kernel, 192 rows of 8 elements into 192 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc15 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc15 -= train_cross_entropy_1_logp_gradRow2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc15
+			}
+		}
+	}
+
+	// backprop of op 33 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0]
+		train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0]
+		train_cross_entropy_1_logp_2_gradRow := &scratch.train_cross_entropy_1_logp_2_grad[i0]
+		for i1 := range 96 {
+			train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+		}
+	}
+
+	// backprop of op 31 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 192 rows of 8 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// float32 along-rows sub reduction kernel, 192 rows of 8 elements into 192 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc16 := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc16 -= train_cross_entropy_1_logp_gradRow4[i2]
+				}
+				scratch.train_cross_entropy_1_m_grad[i0][i1][0] = acc16
+			}
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@29 = 8 (no winner yet)
+	for j23 := range 2 {
+		for j24 := range 96 {
+			scratch.train_cross_entropy_1_m_argmax_29[j23][j24][0] = 8
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 8); w is train.cross_entropy#1/m.argmax@29
+	// float32 along-rows min reduction kernel, 192 rows of 8 elements into 192 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
+		ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc17 := scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0]
+				for i2 := range 8 {
+					var r25 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r25 = 1
+					}
+					r26 := float32(8)
+					if r25 != 0 {
+						r26 = scratch.ordinals_1[i2]
+					}
+					acc17 = min(acc17, r26)
+				}
+				scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0] = acc17
+			}
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// float32 pointwise kernel over 192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_m_argmax_29V := scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					var r27 float32
+					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_29V {
+						r27 = 1
+					}
+					r28 := float32(0)
+					if r27 != 0 {
+						r28 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logp_gradRow5[i2] += r28
+				}
+			}
+		}
+	}
+
+	// backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// float32 across-rows add reduction kernel, 192 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 2 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
+				for i2 := range 8 {
+					acc18 := gNetLinear1B[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow6[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow7[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow8[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow9[i2]
+					gNetLinear1B[i2] = acc18
+				}
+			}
+		}
+	}
+
+	// backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 8x64x192.
+	bf16.Gemm(&gNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.net_x1[0][0][0], bf16.Shape{
+		AK:        8,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         192,
+		M:         8,
+		N:         64,
+		Overwrite: true,
+	})
+
+	// backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 192x64x8.
+	bf16.Gemm(&scratch.net_x1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        8,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         8,
+		M:         192,
+		N:         64,
+		Overwrite: true,
+	})
+
+	// backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.masked_attention#1.w_o.grad
+	bf16.PackAIn(region, &scratch.net_x1_gradBF16, &scratch.net_x1_grad[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  64,
+		N:  32,
+	}, 2)
+	// 2 parts of i3 on the pool.
+	rec23 := ocannlNetBF16WholeBackwardPart22Records.Get()
+	rec23.gNetMaskedAttention1WO = gNetMaskedAttention1WO
+	rec23.scratch = scratch
+
+	// backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.masked_attention#1/ctx.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx_grad = [2][96][2][32]float32{}
+	}
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WOBF162, &pNetMaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec24 := ocannlNetBF16WholeBackwardPart23Records.Get()
+	rec24.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec24.scratch = scratch
+
+	// backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g1 =+ g * v2; g1 is net.masked_attention#1/attn.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_attn_grad = [2][96][2][96]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec25 := ocannlNetBF16WholeBackwardPart24Records.Get()
+	rec25.scratch = scratch
+
+	// backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g2 =+ v1 * g; g2 is net.masked_attention#1/v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_v_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec26 := ocannlNetBF16WholeBackwardPart25Records.Get()
+	rec26.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec23, rec24, rec25, rec26)
+	*rec23 = ocannlNetBF16WholeBackwardPart22{}
+	ocannlNetBF16WholeBackwardPart22Records.Put(rec23)
+	*rec24 = ocannlNetBF16WholeBackwardPart23{}
+	ocannlNetBF16WholeBackwardPart23Records.Put(rec24)
+	*rec25 = ocannlNetBF16WholeBackwardPart24{}
+	ocannlNetBF16WholeBackwardPart24Records.Put(rec25)
+	*rec26 = ocannlNetBF16WholeBackwardPart25{}
+	ocannlNetBF16WholeBackwardPart25Records.Put(rec26)
+
+	// backprop of op 23 (net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.masked_attention#1/attn.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_attn_2_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec27 := ocannlNetBF16WholeBackwardPart26Records.Get()
+	rec27.mask = mask
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlNetBF16WholeBackwardPart26{}
+	ocannlNetBF16WholeBackwardPart26Records.Put(rec27)
+
+	// backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.masked_attention#1/ex.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ex_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec28 := ocannlNetBF16WholeBackwardPart27Records.Get()
+	rec28.scratch = scratch
+
+	// backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.masked_attention#1/attn.1.grad
+	// 8 parts of i1 on the pool.
+	rec29 := ocannlNetBF16WholeBackwardPart28Records.Get()
+	rec29.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec28, rec29)
+	*rec28 = ocannlNetBF16WholeBackwardPart27{}
+	ocannlNetBF16WholeBackwardPart27Records.Put(rec28)
+	*rec29 = ocannlNetBF16WholeBackwardPart28{}
+	ocannlNetBF16WholeBackwardPart28Records.Put(rec29)
+
+	// backprop of op 21 (_net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex): g1 =+ g; g1 is net.masked_attention#1/ex.grad
+	// 8 parts of i1 on the pool.
+	rec30 := ocannlNetBF16WholeBackwardPart29Records.Get()
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlNetBF16WholeBackwardPart29{}
+	ocannlNetBF16WholeBackwardPart29Records.Put(rec30)
+
+	// backprop of op 20 (net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.masked_attention#1/ex.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ex_1_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec31 := ocannlNetBF16WholeBackwardPart30Records.Get()
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlNetBF16WholeBackwardPart30{}
+	ocannlNetBF16WholeBackwardPart30Records.Put(rec31)
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): net.masked_attention#1/m.argmax@18 = 96 (no winner yet)
+
+	// float32 pointwise kernel over 384 elements (c = 96): AVX512, AVX2.
+
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_masked_attention_1_m_argmax_18[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.net_masked_attention_1_m_argmax_18[0][0][0][0])
+	} else {
+		for j35 := range 2 {
+			for j36 := range 96 {
+				for j37 := range 2 {
+					scratch.net_masked_attention_1_m_argmax_18[j35][j36][j37][0] = 96
+				}
+			}
+		}
+	}
+
+	// backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g2 =- g; g2 is net.masked_attention#1/m.grad
+	// 8 parts of i1 on the pool.
+	rec32 := ocannlNetBF16WholeBackwardPart31Records.Get()
+	rec32.scratch = scratch
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 96); w is net.masked_attention#1/m.argmax@18
+	// 8 parts of i1 on the pool.
+	rec33 := ocannlNetBF16WholeBackwardPart32Records.Get()
+	rec33.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec32, rec33)
+	*rec32 = ocannlNetBF16WholeBackwardPart31{}
+	ocannlNetBF16WholeBackwardPart31Records.Put(rec32)
+	*rec33 = ocannlNetBF16WholeBackwardPart32{}
+	ocannlNetBF16WholeBackwardPart32Records.Put(rec33)
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.masked_attention#1/masked.grad
+	// 8 parts of i1 on the pool.
+	rec34 := ocannlNetBF16WholeBackwardPart33Records.Get()
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlNetBF16WholeBackwardPart33{}
+	ocannlNetBF16WholeBackwardPart33Records.Put(rec34)
+
+	// backprop of op 16 (net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.masked_attention#1/scores.1.grad, with backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad fused
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_scores_1_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec35 := ocannlNetBF16WholeBackwardPart34Records.Get()
+	rec35.mask = mask
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlNetBF16WholeBackwardPart34{}
+	ocannlNetBF16WholeBackwardPart34Records.Put(rec35)
+
+	// backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g1 =+ g * v2; g1 is net.masked_attention#1/q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_q_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec36 := ocannlNetBF16WholeBackwardPart35Records.Get()
+	rec36.scratch = scratch
+
+	// backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g2 =+ v1 * g; g2 is net.masked_attention#1/k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_k_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec37 := ocannlNetBF16WholeBackwardPart36Records.Get()
+	rec37.scratch = scratch
+
+	// backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_v.grad
+	bf16.PackIn(region, &scratch.net_masked_attention_1_xBF16, &scratch.net_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	}, 2)
+	// 2 parts of i2 on the pool.
+	rec38 := ocannlNetBF16WholeBackwardPart37Records.Get()
+	rec38.gNetMaskedAttention1WV = gNetMaskedAttention1WV
+	rec38.scratch = scratch
+
+	// backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_x_grad = [2][96][64]float32{}
+	}
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WVBF162, &pNetMaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec39 := ocannlNetBF16WholeBackwardPart38Records.Get()
+	rec39.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec39.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec36, rec37, rec38, rec39)
+	*rec36 = ocannlNetBF16WholeBackwardPart35{}
+	ocannlNetBF16WholeBackwardPart35Records.Put(rec36)
+	*rec37 = ocannlNetBF16WholeBackwardPart36{}
+	ocannlNetBF16WholeBackwardPart36Records.Put(rec37)
+	*rec38 = ocannlNetBF16WholeBackwardPart37{}
+	ocannlNetBF16WholeBackwardPart37Records.Put(rec38)
+	*rec39 = ocannlNetBF16WholeBackwardPart38{}
+	ocannlNetBF16WholeBackwardPart38Records.Put(rec39)
+
+	// backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_k.grad
+	// 2 parts of i2 on the pool.
+	rec40 := ocannlNetBF16WholeBackwardPart39Records.Get()
+	rec40.gNetMaskedAttention1WK = gNetMaskedAttention1WK
+	rec40.scratch = scratch
+
+	// backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WKBF162, &pNetMaskedAttention1WK[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec41 := ocannlNetBF16WholeBackwardPart40Records.Get()
+	rec41.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec41.scratch = scratch
+
+	// backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_q.grad
+	// 2 parts of i2 on the pool.
+	rec42 := ocannlNetBF16WholeBackwardPart41Records.Get()
+	rec42.gNetMaskedAttention1WQ = gNetMaskedAttention1WQ
+	rec42.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec40, rec41, rec42)
+	*rec40 = ocannlNetBF16WholeBackwardPart39{}
+	ocannlNetBF16WholeBackwardPart39Records.Put(rec40)
+	*rec41 = ocannlNetBF16WholeBackwardPart40{}
+	ocannlNetBF16WholeBackwardPart40Records.Put(rec41)
+	*rec42 = ocannlNetBF16WholeBackwardPart41{}
+	ocannlNetBF16WholeBackwardPart41Records.Put(rec42)
+
+	// backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	bf16.PackIn(region, &scratch.pNetMaskedAttention1WQBF162, &pNetMaskedAttention1WQ[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	}, 2)
+	// 2 parts of i0 on the pool.
+	rec43 := ocannlNetBF16WholeBackwardPart42Records.Get()
+	rec43.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec43.scratch = scratch
+
+	// backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+	// 2 parts of i0 on the pool.
+	rec44 := ocannlNetBF16WholeBackwardPart43Records.Get()
+	rec44.scratch = scratch
+
+	// backprop of op 6 (_net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad fused
+	// 2 parts of i0 on the pool.
+	rec45 := ocannlNetBF16WholeBackwardPart44Records.Get()
+	rec45.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec43, rec44, rec45)
+	*rec43 = ocannlNetBF16WholeBackwardPart42{}
+	ocannlNetBF16WholeBackwardPart42Records.Put(rec43)
+	// The 2 partial sums, added in part order.
+	for j50 := range 64 {
+		acc29 := gNetLayerNorm1Beta[j50]
+		acc29 += rec44.gNetLayerNorm1BetaPartial[0][j50]
+		acc29 += rec44.gNetLayerNorm1BetaPartial[1][j50]
+		gNetLayerNorm1Beta[j50] = acc29
+	}
+	rec44.scratch = nil
+	ocannlNetBF16WholeBackwardPart43Records.Put(rec44)
+	// The 2 partial sums, added in part order.
+	for j52 := range 64 {
+		acc31 := gNetLayerNorm1Gamma[j52]
+		acc31 += rec45.gNetLayerNorm1GammaPartial[0][j52]
+		acc31 += rec45.gNetLayerNorm1GammaPartial[1][j52]
+		gNetLayerNorm1Gamma[j52] = acc31
+	}
+	rec45.scratch = nil
+	ocannlNetBF16WholeBackwardPart44Records.Put(rec45)
+}
+
+// ocannlNetBF16WholeBackwardScratch holds the local arrays of ocannlNetBF16WholeBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlNetBF16WholeBackwardScratch struct {
+	net_layer_norm_1_mean_1              [2][96][1]float32
+	net_layer_norm_1_mean                [2][96][1]float32
+	net_layer_norm_1_centered            [2][96][64]float32
+	net_layer_norm_1_var_2               [2][96][1]float32
+	net_layer_norm_1_var                 [2][96][1]float32
+	net_masked_attention_1_x_2           [2][96][1]float32
+	net_masked_attention_1_x_3           [2][96][1]float32
+	net_masked_attention_1_x             [2][96][64]float32
+	net_masked_attention_1_q             [2][96][2][32]float32
+	net_masked_attention_1_k             [2][96][2][32]float32
+	net_masked_attention_1_v             [2][96][2][32]float32
+	net_masked_attention_1_scores_1      [2][96][2][96]float32
+	net_masked_attention_1_scores_2      [1]float32
+	net_masked_attention_1_masked        [2][96][2][96]float32
+	net_masked_attention_1_m             [2][96][2][1]float32
+	net_masked_attention_1_ex            [2][96][2][96]float32
+	net_masked_attention_1_attn_1        [2][96][2][1]float32
+	net_masked_attention_1_attn          [2][96][2][96]float32
+	net_masked_attention_1_ctx           [2][96][2][32]float32
+	net_x1_1                             [2][96][64]float32
+	net_x1                               [2][96][64]float32
+	train_cross_entropy_1_logits_1       [2][96][8]float32
+	train_cross_entropy_1_logits         [2][96][8]float32
+	train_cross_entropy_1_m              [2][96][1]float32
+	train_cross_entropy_1_z              [2][96][8]float32
+	train_cross_entropy_1_logp_1         [2][96][8]float32
+	train_cross_entropy_1_logp_2         [2][96][1]float32
+	train_cross_entropy_1_logp_3         [2][96][1]float32
+	train_1                              [2][96][8]float32
+	net_masked_attention_1_x_grad        [2][96][64]float32
+	net_masked_attention_1_q_grad        [2][96][2][32]float32
+	net_masked_attention_1_k_grad        [2][96][2][32]float32
+	net_masked_attention_1_v_grad        [2][96][2][32]float32
+	net_masked_attention_1_scores_1_grad [2][96][2][96]float32
+	net_masked_attention_1_m_grad        [2][96][2][1]float32
+	net_masked_attention_1_ex_1_grad     [2][96][2][96]float32
+	net_masked_attention_1_ex_grad       [2][96][2][96]float32
+	net_masked_attention_1_attn_1_grad   [2][96][2][1]float32
+	net_masked_attention_1_attn_2_grad   [2][96][2][96]float32
+	net_masked_attention_1_attn_grad     [2][96][2][96]float32
+	net_masked_attention_1_ctx_grad      [2][96][2][32]float32
+	net_x1_grad                          [2][96][64]float32
+	train_cross_entropy_1_m_grad         [2][96][1]float32
+	train_cross_entropy_1_logp_2_grad    [2][96][1]float32
+	train_cross_entropy_1_logp_3_grad    [2][96][1]float32
+	train_cross_entropy_1_logp_grad      [2][96][8]float32
+	train_2_grad                         [1]float32
+	ordinals_1                           [8]float32
+	train_cross_entropy_1_m_argmax_29    [2][96][1]float32
+	ordinals_2                           [96]float32
+	net_masked_attention_1_m_argmax_18   [2][96][2][1]float32
+	pNetMaskedAttention1WQBF16           bf16.Packed
+	pNetMaskedAttention1WKBF16           bf16.Packed
+	pNetMaskedAttention1WVBF16           bf16.Packed
+	pNetMaskedAttention1WOBF16           bf16.Packed
+	pNetLinear1WBF16                     bf16.Packed
+	net_x1_gradBF16                      bf16.Packed
+	pNetMaskedAttention1WOBF162          bf16.Packed
+	net_masked_attention_1_xBF16         bf16.Packed
+	pNetMaskedAttention1WVBF162          bf16.Packed
+	pNetMaskedAttention1WKBF162          bf16.Packed
+	pNetMaskedAttention1WQBF162          bf16.Packed
+}
+
+// ocannlNetBF16WholeBackwardPart0 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart0 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlNetBF16WholeBackwardPart0) Part(j int) {
+	x, scratch := r.x, r.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				xRow := &x[i0][i1+12*j]
+				acc := float32(0)
+				for i2 := range 64 {
+					acc += xRow[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0][i1+12*j][0] = acc
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart0Records holds the free ocannlNetBF16WholeBackwardPart0 records.
+var ocannlNetBF16WholeBackwardPart0Records rt.Records[ocannlNetBF16WholeBackwardPart0]
+
+// ocannlNetBF16WholeBackwardPart1 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart1 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlNetBF16WholeBackwardPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+12*j2]
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0][i1+12*j2][0] = acc2
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart1Records holds the free ocannlNetBF16WholeBackwardPart1 records.
+var ocannlNetBF16WholeBackwardPart1Records rt.Records[ocannlNetBF16WholeBackwardPart1]
+
+// ocannlNetBF16WholeBackwardPart2 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart2 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 2).
+func (r3 *ocannlNetBF16WholeBackwardPart2) Part(j3 int) {
+	pNetMaskedAttention1WQ, scratch := r3.pNetMaskedAttention1WQ, r3.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_q[j3][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j3][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WQ[0],
+		P: &scratch.pNetMaskedAttention1WQBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart2Records holds the free ocannlNetBF16WholeBackwardPart2 records.
+var ocannlNetBF16WholeBackwardPart2Records rt.Records[ocannlNetBF16WholeBackwardPart2]
+
+// ocannlNetBF16WholeBackwardPart3 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart3 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 2).
+func (r4 *ocannlNetBF16WholeBackwardPart3) Part(j4 int) {
+	pNetMaskedAttention1WK, scratch := r4.pNetMaskedAttention1WK, r4.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_k[j4][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j4][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WK[0],
+		P: &scratch.pNetMaskedAttention1WKBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart3Records holds the free ocannlNetBF16WholeBackwardPart3 records.
+var ocannlNetBF16WholeBackwardPart3Records rt.Records[ocannlNetBF16WholeBackwardPart3]
+
+// ocannlNetBF16WholeBackwardPart4 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart4 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 2).
+func (r5 *ocannlNetBF16WholeBackwardPart4) Part(j5 int) {
+	pNetMaskedAttention1WV, scratch := r5.pNetMaskedAttention1WV, r5.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_v[j5][0][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_x[j5][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WV[0],
+		P: &scratch.pNetMaskedAttention1WVBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart4Records holds the free ocannlNetBF16WholeBackwardPart4 records.
+var ocannlNetBF16WholeBackwardPart4Records rt.Records[ocannlNetBF16WholeBackwardPart4]
+
+// ocannlNetBF16WholeBackwardPart5 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart5 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 2).
+func (r6 *ocannlNetBF16WholeBackwardPart5) Part(j6 int) {
+	scratch := r6.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x96x32.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        64,
+				BK:        1,
+				BN:        64,
+				CM:        192,
+				CN:        1,
+				K:         32,
+				M:         96,
+				N:         96,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart5Records holds the free ocannlNetBF16WholeBackwardPart5 records.
+var ocannlNetBF16WholeBackwardPart5Records rt.Records[ocannlNetBF16WholeBackwardPart5]
+
+// ocannlNetBF16WholeBackwardPart6 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart6 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlNetBF16WholeBackwardPart6) Part(j7 int) {
+	mask, scratch := r8.mask, r8.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX512(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX2(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else {
+		net_masked_attention_1_scores_2V := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow := &mask[i0][i1+12*j7]
+				for i2 := range 2 {
+					net_masked_attention_1_scores_1Row := &scratch.net_masked_attention_1_scores_1[i0][i1+12*j7][i2]
+					net_masked_attention_1_maskedRow := &scratch.net_masked_attention_1_masked[i0][i1+12*j7][i2]
+					for i3 := range 96 {
+						r7 := float32(-1e+09)
+						if maskRow[i3] != 0 {
+							r7 = net_masked_attention_1_scores_1Row[i3] / net_masked_attention_1_scores_2V
+						}
+						net_masked_attention_1_maskedRow[i3] = r7
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart6Records holds the free ocannlNetBF16WholeBackwardPart6 records.
+var ocannlNetBF16WholeBackwardPart6Records rt.Records[ocannlNetBF16WholeBackwardPart6]
+
+// ocannlNetBF16WholeBackwardPart7 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart7 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlNetBF16WholeBackwardPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 24 rows of 96 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce2AVX512(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce2AVX2(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow2 := &scratch.net_masked_attention_1_masked[i0][i1+12*j8][i2]
+					acc7 := float32(math.Inf(-1))
+					for i3 := range 96 {
+						acc7 = max(acc7, net_masked_attention_1_maskedRow2[i3])
+					}
+					scratch.net_masked_attention_1_m[i0][i1+12*j8][i2][0] = acc7
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart7Records holds the free ocannlNetBF16WholeBackwardPart7 records.
+var ocannlNetBF16WholeBackwardPart7Records rt.Records[ocannlNetBF16WholeBackwardPart7]
+
+// ocannlNetBF16WholeBackwardPart8 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart8 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r10 *ocannlNetBF16WholeBackwardPart8) Part(j9 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap3AVX512(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap3AVX2(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow3 := &scratch.net_masked_attention_1_masked[i0][i1+12*j9][i2]
+					net_masked_attention_1_mV := scratch.net_masked_attention_1_m[i0][i1+12*j9][i2][0]
+					net_masked_attention_1_exRow := &scratch.net_masked_attention_1_ex[i0][i1+12*j9][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_masked_attention_1_maskedRow3[i3] - net_masked_attention_1_mV)))
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart8Records holds the free ocannlNetBF16WholeBackwardPart8 records.
+var ocannlNetBF16WholeBackwardPart8Records rt.Records[ocannlNetBF16WholeBackwardPart8]
+
+// ocannlNetBF16WholeBackwardPart9 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart9 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlNetBF16WholeBackwardPart9) Part(j10 int) {
+	scratch := r11.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce3AVX512(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce3AVX2(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_exRow2 := &scratch.net_masked_attention_1_ex[i0][i1+12*j10][i2]
+					acc8 := float32(0)
+					for i3 := range 96 {
+						acc8 += net_masked_attention_1_exRow2[i3]
+					}
+					scratch.net_masked_attention_1_attn_1[i0][i1+12*j10][i2][0] = acc8
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart9Records holds the free ocannlNetBF16WholeBackwardPart9 records.
+var ocannlNetBF16WholeBackwardPart9Records rt.Records[ocannlNetBF16WholeBackwardPart9]
+
+// ocannlNetBF16WholeBackwardPart10 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart10 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r13 *ocannlNetBF16WholeBackwardPart10) Part(j11 int) {
+	mask, scratch := r13.mask, r13.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX512(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX2(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow2 := &mask[i0][i1+12*j11]
+				for i2 := range 2 {
+					net_masked_attention_1_exRow3 := &scratch.net_masked_attention_1_ex[i0][i1+12*j11][i2]
+					net_masked_attention_1_attn_1V := scratch.net_masked_attention_1_attn_1[i0][i1+12*j11][i2][0]
+					net_masked_attention_1_attnRow := &scratch.net_masked_attention_1_attn[i0][i1+12*j11][i2]
+					for i3 := range 96 {
+						r12 := float32(0)
+						if maskRow2[i3] != 0 {
+							r12 = net_masked_attention_1_exRow3[i3] / net_masked_attention_1_attn_1V
+						}
+						net_masked_attention_1_attnRow[i3] = r12
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart10Records holds the free ocannlNetBF16WholeBackwardPart10 records.
+var ocannlNetBF16WholeBackwardPart10Records rt.Records[ocannlNetBF16WholeBackwardPart10]
+
+// ocannlNetBF16WholeBackwardPart11 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart11 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 2).
+func (r14 *ocannlNetBF16WholeBackwardPart11) Part(j12 int) {
+	scratch := r14.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        192,
+				BK:        64,
+				BN:        1,
+				CM:        64,
+				CN:        1,
+				K:         96,
+				M:         96,
+				N:         32,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart11Records holds the free ocannlNetBF16WholeBackwardPart11 records.
+var ocannlNetBF16WholeBackwardPart11Records rt.Records[ocannlNetBF16WholeBackwardPart11]
+
+// ocannlNetBF16WholeBackwardPart12 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart12 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 2).
+func (r15 *ocannlNetBF16WholeBackwardPart12) Part(j13 int) {
+	pNetMaskedAttention1WO, scratch := r15.pNetMaskedAttention1WO, r15.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_x1_1[j13][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_ctx[j13][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WO[0],
+		P: &scratch.pNetMaskedAttention1WOBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart12Records holds the free ocannlNetBF16WholeBackwardPart12 records.
+var ocannlNetBF16WholeBackwardPart12Records rt.Records[ocannlNetBF16WholeBackwardPart12]
+
+// ocannlNetBF16WholeBackwardPart13 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart13 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 2).
+func (r16 *ocannlNetBF16WholeBackwardPart13) Part(j14 int) {
+	x, scratch := r16.x, r16.scratch
+	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				xRow3 := &x[i0+j14][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+j14][i1]
+				net_x1Row := &scratch.net_x1[i0+j14][i1]
+				for i2 := range 64 {
+					net_x1Row[i2] = xRow3[i2] + net_x1_1Row[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart13Records holds the free ocannlNetBF16WholeBackwardPart13 records.
+var ocannlNetBF16WholeBackwardPart13Records rt.Records[ocannlNetBF16WholeBackwardPart13]
+
+// ocannlNetBF16WholeBackwardPart14 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart14 struct {
+	pNetLinear1W *[512]float32
+	scratch      *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 2).
+func (r17 *ocannlNetBF16WholeBackwardPart14) Part(j15 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x8x64.
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[j15][0][0], bf16.Operand{F: &scratch.net_x1[j15][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        8,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         8,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart14Records holds the free ocannlNetBF16WholeBackwardPart14 records.
+var ocannlNetBF16WholeBackwardPart14Records rt.Records[ocannlNetBF16WholeBackwardPart14]
+
+// ocannlNetBF16WholeBackwardPart15 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart15 struct {
+	pNetLinear1B *[8]float32
+	scratch      *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 2).
+func (r18 *ocannlNetBF16WholeBackwardPart15) Part(j16 int) {
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+j16][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+j16][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart15Records holds the free ocannlNetBF16WholeBackwardPart15 records.
+var ocannlNetBF16WholeBackwardPart15Records rt.Records[ocannlNetBF16WholeBackwardPart15]
+
+// ocannlNetBF16WholeBackwardPart16 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart16 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 2).
+func (r19 *ocannlNetBF16WholeBackwardPart16) Part(j17 int) {
+	scratch := r19.scratch
+	// float32 along-rows max reduction kernel, 96 rows of 8 elements into 96 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+j17][i1]
+				acc12 := float32(math.Inf(-1))
+				for i2 := range 8 {
+					acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+j17][i1][0] = acc12
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart16Records holds the free ocannlNetBF16WholeBackwardPart16 records.
+var ocannlNetBF16WholeBackwardPart16Records rt.Records[ocannlNetBF16WholeBackwardPart16]
+
+// ocannlNetBF16WholeBackwardPart17 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart17 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 2).
+func (r20 *ocannlNetBF16WholeBackwardPart17) Part(j18 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+j18][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+j18][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+j18][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart17Records holds the free ocannlNetBF16WholeBackwardPart17 records.
+var ocannlNetBF16WholeBackwardPart17Records rt.Records[ocannlNetBF16WholeBackwardPart17]
+
+// ocannlNetBF16WholeBackwardPart18 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart18 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r21 *ocannlNetBF16WholeBackwardPart18) Part(j19 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 768 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+j19][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+j19][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart18Records holds the free ocannlNetBF16WholeBackwardPart18 records.
+var ocannlNetBF16WholeBackwardPart18Records rt.Records[ocannlNetBF16WholeBackwardPart18]
+
+// ocannlNetBF16WholeBackwardPart19 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart19 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 2).
+func (r22 *ocannlNetBF16WholeBackwardPart19) Part(j20 int) {
+	scratch := r22.scratch
+	// float32 along-rows add reduction kernel, 96 rows of 8 elements into 96 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+j20][i1]
+				acc13 := float32(0)
+				for i2 := range 8 {
+					acc13 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+j20][i1][0] = acc13
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart19Records holds the free ocannlNetBF16WholeBackwardPart19 records.
+var ocannlNetBF16WholeBackwardPart19Records rt.Records[ocannlNetBF16WholeBackwardPart19]
+
+// ocannlNetBF16WholeBackwardPart20 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart20 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r23 *ocannlNetBF16WholeBackwardPart20) Part(j21 int) {
+	scratch := r23.scratch
+	// float32 pointwise kernel over 96 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[j21][0][0], &scratch.train_cross_entropy_1_logp_2[j21][0][0])
+	} else {
+		for i0 := range 1 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j21]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+j21]
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart20Records holds the free ocannlNetBF16WholeBackwardPart20 records.
+var ocannlNetBF16WholeBackwardPart20Records rt.Records[ocannlNetBF16WholeBackwardPart20]
+
+// ocannlNetBF16WholeBackwardPart21 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart21 struct {
+	labels  *[2][96][8]float32
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 2).
+func (r24 *ocannlNetBF16WholeBackwardPart21) Part(j22 int) {
+	labels, scratch := r24.labels, r24.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				labelsRow := &labels[i0+j22][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+j22][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+j22][i1][0]
+				train_1Row := &scratch.train_1[i0+j22][i1]
+				for i2 := range 8 {
+					train_1Row[i2] = labelsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart21Records holds the free ocannlNetBF16WholeBackwardPart21 records.
+var ocannlNetBF16WholeBackwardPart21Records rt.Records[ocannlNetBF16WholeBackwardPart21]
+
+// ocannlNetBF16WholeBackwardPart22 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart22 struct {
+	gNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 2).
+func (r29 *ocannlNetBF16WholeBackwardPart22) Part(j25 int) {
+	gNetMaskedAttention1WO, scratch := r29.gNetMaskedAttention1WO, r29.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x192.
+	bf16.GemmOps(&gNetMaskedAttention1WO[32*j25], bf16.Operand{
+		F: &scratch.net_x1_grad[0][0][0],
+		P: &scratch.net_x1_gradBF16,
+	}, bf16.Operand{F: &scratch.net_masked_attention_1_ctx[0][0][j25][0]}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  64,
+		N:  32,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart22Records holds the free ocannlNetBF16WholeBackwardPart22 records.
+var ocannlNetBF16WholeBackwardPart22Records rt.Records[ocannlNetBF16WholeBackwardPart22]
+
+// ocannlNetBF16WholeBackwardPart23 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart23 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 2).
+func (r30 *ocannlNetBF16WholeBackwardPart23) Part(j26 int) {
+	pNetMaskedAttention1WO, scratch := r30.pNetMaskedAttention1WO, r30.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_ctx_grad[j26][0][0][0], bf16.Operand{F: &scratch.net_x1_grad[j26][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WO[0],
+		P: &scratch.pNetMaskedAttention1WOBF162,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart23Records holds the free ocannlNetBF16WholeBackwardPart23 records.
+var ocannlNetBF16WholeBackwardPart23Records rt.Records[ocannlNetBF16WholeBackwardPart23]
+
+// ocannlNetBF16WholeBackwardPart24 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart24 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j27 of the nest (0 <= j27 < 2).
+func (r31 *ocannlNetBF16WholeBackwardPart24) Part(j27 int) {
+	scratch := r31.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x96x32.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_attn_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_v[i0+j27][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        64,
+				BK:        1,
+				BN:        64,
+				CM:        192,
+				CN:        1,
+				K:         32,
+				M:         96,
+				N:         96,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart24Records holds the free ocannlNetBF16WholeBackwardPart24 records.
+var ocannlNetBF16WholeBackwardPart24Records rt.Records[ocannlNetBF16WholeBackwardPart24]
+
+// ocannlNetBF16WholeBackwardPart25 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart25 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j28 of the nest (0 <= j28 < 2).
+func (r32 *ocannlNetBF16WholeBackwardPart25) Part(j28 int) {
+	scratch := r32.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_v_grad[i0+j28][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j28][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j28][0][i2][0], bf16.Shape{
+				AK:        192,
+				AM:        1,
+				BK:        64,
+				BN:        1,
+				CM:        64,
+				CN:        1,
+				K:         96,
+				M:         96,
+				N:         32,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart25Records holds the free ocannlNetBF16WholeBackwardPart25 records.
+var ocannlNetBF16WholeBackwardPart25Records rt.Records[ocannlNetBF16WholeBackwardPart25]
+
+// ocannlNetBF16WholeBackwardPart26 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart26 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r34 *ocannlNetBF16WholeBackwardPart26) Part(j29 int) {
+	mask, scratch := r34.mask, r34.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12x2 rows of 96 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap14AVX512(&scratch.net_masked_attention_1_attn_2_grad[i0][12*j29][0][0], &mask[i0][12*j29][0], &scratch.net_masked_attention_1_attn_grad[i0][12*j29][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap14AVX2(&scratch.net_masked_attention_1_attn_2_grad[i0][12*j29][0][0], &mask[i0][12*j29][0], &scratch.net_masked_attention_1_attn_grad[i0][12*j29][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow3 := &mask[i0][i1+12*j29]
+				for i2 := range 2 {
+					net_masked_attention_1_attn_gradRow2 := &scratch.net_masked_attention_1_attn_grad[i0][i1+12*j29][i2]
+					net_masked_attention_1_attn_2_gradRow := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j29][i2]
+					for i3 := range 96 {
+						r33 := float32(0)
+						if maskRow3[i3] != 0 {
+							r33 = net_masked_attention_1_attn_gradRow2[i3]
+						}
+						net_masked_attention_1_attn_2_gradRow[i3] += r33
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart26Records holds the free ocannlNetBF16WholeBackwardPart26 records.
+var ocannlNetBF16WholeBackwardPart26Records rt.Records[ocannlNetBF16WholeBackwardPart26]
+
+// ocannlNetBF16WholeBackwardPart27 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart27 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r35 *ocannlNetBF16WholeBackwardPart27) Part(j30 int) {
+	scratch := r35.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 24 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap15AVX512(&scratch.net_masked_attention_1_ex_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j30][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap15AVX2(&scratch.net_masked_attention_1_ex_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j30][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_2_gradRow2 := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j30][i2]
+					net_masked_attention_1_attn_1V2 := scratch.net_masked_attention_1_attn_1[i0][i1+12*j30][i2][0]
+					net_masked_attention_1_ex_gradRow := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j30][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_gradRow[i3] += net_masked_attention_1_attn_2_gradRow2[i3] / net_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart27Records holds the free ocannlNetBF16WholeBackwardPart27 records.
+var ocannlNetBF16WholeBackwardPart27Records rt.Records[ocannlNetBF16WholeBackwardPart27]
+
+// ocannlNetBF16WholeBackwardPart28 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart28 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r36 *ocannlNetBF16WholeBackwardPart28) Part(j31 int) {
+	scratch := r36.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_masked_attention_1_attn_1_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_ex[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j31][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_masked_attention_1_attn_1_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_ex[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j31][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_2_gradRow3 := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j31][i2]
+					net_masked_attention_1_exRow4 := &scratch.net_masked_attention_1_ex[i0][i1+12*j31][i2]
+					v := scratch.net_masked_attention_1_attn_1[i0][i1+12*j31][i2][0] * scratch.net_masked_attention_1_attn_1[i0][i1+12*j31][i2][0]
+					acc21 := scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j31][i2][0]
+					for i3 := range 96 {
+						acc21 += net_masked_attention_1_attn_2_gradRow3[i3] * (-(net_masked_attention_1_exRow4[i3] / v))
+					}
+					scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j31][i2][0] = acc21
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart28Records holds the free ocannlNetBF16WholeBackwardPart28 records.
+var ocannlNetBF16WholeBackwardPart28Records rt.Records[ocannlNetBF16WholeBackwardPart28]
+
+// ocannlNetBF16WholeBackwardPart29 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart29 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r37 *ocannlNetBF16WholeBackwardPart29) Part(j32 int) {
+	scratch := r37.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap16AVX512(&scratch.net_masked_attention_1_ex_grad[i0][12*j32][0][0], &scratch.net_masked_attention_1_attn_1_grad[i0][12*j32][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap16AVX2(&scratch.net_masked_attention_1_ex_grad[i0][12*j32][0][0], &scratch.net_masked_attention_1_attn_1_grad[i0][12*j32][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_1_gradV := scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j32][i2][0]
+					net_masked_attention_1_ex_gradRow2 := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j32][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_gradRow2[i3] += net_masked_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart29Records holds the free ocannlNetBF16WholeBackwardPart29 records.
+var ocannlNetBF16WholeBackwardPart29Records rt.Records[ocannlNetBF16WholeBackwardPart29]
+
+// ocannlNetBF16WholeBackwardPart30 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart30 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r38 *ocannlNetBF16WholeBackwardPart30) Part(j33 int) {
+	scratch := r38.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2304 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap17AVX512(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex[i0][12*j33][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap17AVX2(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex[i0][12*j33][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_ex_gradRow3 := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j33][i2]
+					net_masked_attention_1_exRow5 := &scratch.net_masked_attention_1_ex[i0][i1+12*j33][i2]
+					net_masked_attention_1_ex_1_gradRow := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j33][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_1_gradRow[i3] += net_masked_attention_1_ex_gradRow3[i3] * net_masked_attention_1_exRow5[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart30Records holds the free ocannlNetBF16WholeBackwardPart30 records.
+var ocannlNetBF16WholeBackwardPart30Records rt.Records[ocannlNetBF16WholeBackwardPart30]
+
+// ocannlNetBF16WholeBackwardPart31 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart31 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r39 *ocannlNetBF16WholeBackwardPart31) Part(j34 int) {
+	scratch := r39.scratch
+	// float32 along-rows sub reduction kernel, 24 rows of 96 elements into 24 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce11AVX512(&scratch.net_masked_attention_1_m_grad[i0][12*j34][0][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j34][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_masked_attention_1_m_grad[i0][12*j34][0][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j34][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_ex_1_gradRow2 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j34][i2]
+					acc22 := scratch.net_masked_attention_1_m_grad[i0][i1+12*j34][i2][0]
+					for i3 := range 96 {
+						acc22 -= net_masked_attention_1_ex_1_gradRow2[i3]
+					}
+					scratch.net_masked_attention_1_m_grad[i0][i1+12*j34][i2][0] = acc22
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart31Records holds the free ocannlNetBF16WholeBackwardPart31 records.
+var ocannlNetBF16WholeBackwardPart31Records rt.Records[ocannlNetBF16WholeBackwardPart31]
+
+// ocannlNetBF16WholeBackwardPart32 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart32 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r42 *ocannlNetBF16WholeBackwardPart32) Part(j38 int) {
+	scratch := r42.scratch
+	// float32 along-rows min reduction kernel, 24 rows of 96 elements into 24 cells (c = c min where(eq(x0,x1),x2,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_masked_attention_1_m_argmax_18[i0][12*j38][0][0], &scratch.net_masked_attention_1_masked[i0][12*j38][0][0], &scratch.net_masked_attention_1_m[i0][12*j38][0][0], &scratch.ordinals_2[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_masked_attention_1_m_argmax_18[i0][12*j38][0][0], &scratch.net_masked_attention_1_masked[i0][12*j38][0][0], &scratch.net_masked_attention_1_m[i0][12*j38][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow4 := &scratch.net_masked_attention_1_masked[i0][i1+12*j38][i2]
+					net_masked_attention_1_mV2 := scratch.net_masked_attention_1_m[i0][i1+12*j38][i2][0]
+					acc23 := scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j38][i2][0]
+					for i3 := range 96 {
+						var r40 float32
+						if net_masked_attention_1_maskedRow4[i3] == net_masked_attention_1_mV2 {
+							r40 = 1
+						}
+						r41 := float32(96)
+						if r40 != 0 {
+							r41 = scratch.ordinals_2[i3]
+						}
+						acc23 = min(acc23, r41)
+					}
+					scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j38][i2][0] = acc23
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart32Records holds the free ocannlNetBF16WholeBackwardPart32 records.
+var ocannlNetBF16WholeBackwardPart32Records rt.Records[ocannlNetBF16WholeBackwardPart32]
+
+// ocannlNetBF16WholeBackwardPart33 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart33 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r45 *ocannlNetBF16WholeBackwardPart33) Part(j39 int) {
+	scratch := r45.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap19AVX512(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j39][0][0], &scratch.ordinals_2[0], &scratch.net_masked_attention_1_m_argmax_18[i0][12*j39][0][0], &scratch.net_masked_attention_1_m_grad[i0][12*j39][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap19AVX2(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j39][0][0], &scratch.ordinals_2[0], &scratch.net_masked_attention_1_m_argmax_18[i0][12*j39][0][0], &scratch.net_masked_attention_1_m_grad[i0][12*j39][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_m_argmax_18V := scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j39][i2][0]
+					net_masked_attention_1_m_gradV := scratch.net_masked_attention_1_m_grad[i0][i1+12*j39][i2][0]
+					net_masked_attention_1_ex_1_gradRow3 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j39][i2]
+					for i3 := range 96 {
+						var r43 float32
+						if scratch.ordinals_2[i3] == net_masked_attention_1_m_argmax_18V {
+							r43 = 1
+						}
+						r44 := float32(0)
+						if r43 != 0 {
+							r44 = net_masked_attention_1_m_gradV
+						}
+						net_masked_attention_1_ex_1_gradRow3[i3] += r44
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart33Records holds the free ocannlNetBF16WholeBackwardPart33 records.
+var ocannlNetBF16WholeBackwardPart33Records rt.Records[ocannlNetBF16WholeBackwardPart33]
+
+// ocannlNetBF16WholeBackwardPart34 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart34 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r47 *ocannlNetBF16WholeBackwardPart34) Part(j40 int) {
+	mask, scratch := r47.mask, r47.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12x2 rows of 96 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap20AVX512(&scratch.net_masked_attention_1_scores_1_grad[i0][12*j40][0][0], &mask[i0][12*j40][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j40][0][0], &scratch.net_masked_attention_1_scores_2[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap20AVX2(&scratch.net_masked_attention_1_scores_1_grad[i0][12*j40][0][0], &mask[i0][12*j40][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j40][0][0], &scratch.net_masked_attention_1_scores_2[0])
+		}
+	} else {
+		net_masked_attention_1_scores_2V2 := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow4 := &mask[i0][i1+12*j40]
+				for i2 := range 2 {
+					net_masked_attention_1_ex_1_gradRow4 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j40][i2]
+					net_masked_attention_1_scores_1_gradRow := &scratch.net_masked_attention_1_scores_1_grad[i0][i1+12*j40][i2]
+					for i3 := range 96 {
+						r46 := float32(0)
+						if maskRow4[i3] != 0 {
+							r46 = net_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_masked_attention_1_scores_1_gradRow[i3] += (r46 + 0) / net_masked_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart34Records holds the free ocannlNetBF16WholeBackwardPart34 records.
+var ocannlNetBF16WholeBackwardPart34Records rt.Records[ocannlNetBF16WholeBackwardPart34]
+
+// ocannlNetBF16WholeBackwardPart35 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart35 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j41 of the nest (0 <= j41 < 2).
+func (r48 *ocannlNetBF16WholeBackwardPart35) Part(j41 int) {
+	scratch := r48.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_q_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_k[i0+j41][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        192,
+				BK:        64,
+				BN:        1,
+				CM:        64,
+				CN:        1,
+				K:         96,
+				M:         96,
+				N:         32,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart35Records holds the free ocannlNetBF16WholeBackwardPart35 records.
+var ocannlNetBF16WholeBackwardPart35Records rt.Records[ocannlNetBF16WholeBackwardPart35]
+
+// ocannlNetBF16WholeBackwardPart36 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart36 struct {
+	scratch *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j42 of the nest (0 <= j42 < 2).
+func (r49 *ocannlNetBF16WholeBackwardPart36) Part(j42 int) {
+	scratch := r49.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x96.
+	for i0 := range 1 {
+		for i2 := range 2 {
+			bf16.Gemm(&scratch.net_masked_attention_1_k_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_q[i0+j42][0][i2][0], bf16.Shape{
+				AK:        192,
+				AM:        1,
+				BK:        64,
+				BN:        1,
+				CM:        64,
+				CN:        1,
+				K:         96,
+				M:         96,
+				N:         32,
+				Overwrite: true,
+			})
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart36Records holds the free ocannlNetBF16WholeBackwardPart36 records.
+var ocannlNetBF16WholeBackwardPart36Records rt.Records[ocannlNetBF16WholeBackwardPart36]
+
+// ocannlNetBF16WholeBackwardPart37 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart37 struct {
+	gNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j43 of the nest (0 <= j43 < 2).
+func (r50 *ocannlNetBF16WholeBackwardPart37) Part(j43 int) {
+	gNetMaskedAttention1WV, scratch := r50.gNetMaskedAttention1WV, r50.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x64x192.
+	bf16.GemmOps(&gNetMaskedAttention1WV[2048*j43], bf16.Operand{F: &scratch.net_masked_attention_1_v_grad[0][0][j43][0]}, bf16.Operand{
+		F: &scratch.net_masked_attention_1_x[0][0][0],
+		P: &scratch.net_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart37Records holds the free ocannlNetBF16WholeBackwardPart37 records.
+var ocannlNetBF16WholeBackwardPart37Records rt.Records[ocannlNetBF16WholeBackwardPart37]
+
+// ocannlNetBF16WholeBackwardPart38 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart38 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j44 of the nest (0 <= j44 < 2).
+func (r51 *ocannlNetBF16WholeBackwardPart38) Part(j44 int) {
+	pNetMaskedAttention1WV, scratch := r51.pNetMaskedAttention1WV, r51.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_x_grad[j44][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_v_grad[j44][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WV[0],
+		P: &scratch.pNetMaskedAttention1WVBF162,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         96,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart38Records holds the free ocannlNetBF16WholeBackwardPart38 records.
+var ocannlNetBF16WholeBackwardPart38Records rt.Records[ocannlNetBF16WholeBackwardPart38]
+
+// ocannlNetBF16WholeBackwardPart39 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart39 struct {
+	gNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j45 of the nest (0 <= j45 < 2).
+func (r52 *ocannlNetBF16WholeBackwardPart39) Part(j45 int) {
+	gNetMaskedAttention1WK, scratch := r52.gNetMaskedAttention1WK, r52.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x64x192.
+	bf16.GemmOps(&gNetMaskedAttention1WK[2048*j45], bf16.Operand{F: &scratch.net_masked_attention_1_k_grad[0][0][j45][0]}, bf16.Operand{
+		F: &scratch.net_masked_attention_1_x[0][0][0],
+		P: &scratch.net_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart39Records holds the free ocannlNetBF16WholeBackwardPart39 records.
+var ocannlNetBF16WholeBackwardPart39Records rt.Records[ocannlNetBF16WholeBackwardPart39]
+
+// ocannlNetBF16WholeBackwardPart40 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart40 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j46 of the nest (0 <= j46 < 2).
+func (r53 *ocannlNetBF16WholeBackwardPart40) Part(j46 int) {
+	pNetMaskedAttention1WK, scratch := r53.pNetMaskedAttention1WK, r53.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_x_grad[j46][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_k_grad[j46][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WK[0],
+		P: &scratch.pNetMaskedAttention1WKBF162,
+	}, bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart40Records holds the free ocannlNetBF16WholeBackwardPart40 records.
+var ocannlNetBF16WholeBackwardPart40Records rt.Records[ocannlNetBF16WholeBackwardPart40]
+
+// ocannlNetBF16WholeBackwardPart41 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart41 struct {
+	gNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j47 of the nest (0 <= j47 < 2).
+func (r54 *ocannlNetBF16WholeBackwardPart41) Part(j47 int) {
+	gNetMaskedAttention1WQ, scratch := r54.gNetMaskedAttention1WQ, r54.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x64x192.
+	bf16.GemmOps(&gNetMaskedAttention1WQ[2048*j47], bf16.Operand{F: &scratch.net_masked_attention_1_q_grad[0][0][j47][0]}, bf16.Operand{
+		F: &scratch.net_masked_attention_1_x[0][0][0],
+		P: &scratch.net_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  192,
+		M:  32,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart41Records holds the free ocannlNetBF16WholeBackwardPart41 records.
+var ocannlNetBF16WholeBackwardPart41Records rt.Records[ocannlNetBF16WholeBackwardPart41]
+
+// ocannlNetBF16WholeBackwardPart42 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart42 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetBF16WholeBackwardScratch
+}
+
+// Part runs part j48 of the nest (0 <= j48 < 2).
+func (r55 *ocannlNetBF16WholeBackwardPart42) Part(j48 int) {
+	pNetMaskedAttention1WQ, scratch := r55.pNetMaskedAttention1WQ, r55.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x64x64.
+	bf16.GemmOps(&scratch.net_masked_attention_1_x_grad[j48][0][0], bf16.Operand{F: &scratch.net_masked_attention_1_q_grad[j48][0][0][0]}, bf16.Operand{
+		F: &pNetMaskedAttention1WQ[0],
+		P: &scratch.pNetMaskedAttention1WQBF162,
+	}, bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  96,
+		N:  64,
+	})
+}
+
+// ocannlNetBF16WholeBackwardPart42Records holds the free ocannlNetBF16WholeBackwardPart42 records.
+var ocannlNetBF16WholeBackwardPart42Records rt.Records[ocannlNetBF16WholeBackwardPart42]
+
+// ocannlNetBF16WholeBackwardPart43 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart43 struct {
+	scratch                   *ocannlNetBF16WholeBackwardScratch
+	gNetLayerNorm1BetaPartial [2][64]float32
+}
+
+// Part runs part j49 of the nest (0 <= j49 < 2).
+func (r56 *ocannlNetBF16WholeBackwardPart43) Part(j49 int) {
+	scratch, gNetLayerNorm1BetaPartial := r56.scratch, &r56.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j49] = [64]float32{}
+	// float32 across-rows add reduction kernel, 96 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_masked_attention_1_x_grad[j49][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce13AVX2(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_masked_attention_1_x_grad[j49][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j49]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				net_masked_attention_1_x_gradRow4 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1]
+				net_masked_attention_1_x_gradRow5 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+1]
+				net_masked_attention_1_x_gradRow6 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+2]
+				net_masked_attention_1_x_gradRow7 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+3]
+				for i2 := range 64 {
+					acc28 := gNetLayerNorm1BetaPartialRow[i2]
+					acc28 += net_masked_attention_1_x_gradRow4[i2]
+					acc28 += net_masked_attention_1_x_gradRow5[i2]
+					acc28 += net_masked_attention_1_x_gradRow6[i2]
+					acc28 += net_masked_attention_1_x_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc28
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart43Records holds the free ocannlNetBF16WholeBackwardPart43 records.
+var ocannlNetBF16WholeBackwardPart43Records rt.Records[ocannlNetBF16WholeBackwardPart43]
+
+// ocannlNetBF16WholeBackwardPart44 is the task record of a loop nest of ocannlNetBF16WholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetBF16WholeBackwardPart44 struct {
+	scratch                    *ocannlNetBF16WholeBackwardScratch
+	gNetLayerNorm1GammaPartial [2][64]float32
+}
+
+// Part runs part j51 of the nest (0 <= j51 < 2).
+func (r57 *ocannlNetBF16WholeBackwardPart44) Part(j51 int) {
+	scratch, gNetLayerNorm1GammaPartial := r57.scratch, &r57.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j51] = [64]float32{}
+	// float32 across-rows add reduction kernel, 96 rows of 64 elements into 64 cells (c = c add mul(add(div(x0,x1),0),x2)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&gNetLayerNorm1GammaPartial[j51][0], &scratch.net_masked_attention_1_x_grad[j51][0][0], &scratch.net_masked_attention_1_x_3[j51][0][0], &scratch.net_layer_norm_1_centered[j51][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLayerNorm1GammaPartial[j51][0], &scratch.net_masked_attention_1_x_grad[j51][0][0], &scratch.net_masked_attention_1_x_3[j51][0][0], &scratch.net_layer_norm_1_centered[j51][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j51]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				net_masked_attention_1_x_gradRow8 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1]
+				net_masked_attention_1_x_3V2 := scratch.net_masked_attention_1_x_3[i0+j51][i1][0]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+j51][i1]
+				net_masked_attention_1_x_gradRow9 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+1]
+				net_masked_attention_1_x_3V3 := scratch.net_masked_attention_1_x_3[i0+j51][i1+1][0]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+j51][i1+1]
+				net_masked_attention_1_x_gradRow10 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+2]
+				net_masked_attention_1_x_3V4 := scratch.net_masked_attention_1_x_3[i0+j51][i1+2][0]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+j51][i1+2]
+				net_masked_attention_1_x_gradRow11 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+3]
+				net_masked_attention_1_x_3V5 := scratch.net_masked_attention_1_x_3[i0+j51][i1+3][0]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+j51][i1+3]
+				for i2 := range 64 {
+					acc30 := gNetLayerNorm1GammaPartialRow[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow8[i2] / net_masked_attention_1_x_3V2) + 0) * net_layer_norm_1_centeredRow4[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow9[i2] / net_masked_attention_1_x_3V3) + 0) * net_layer_norm_1_centeredRow5[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow10[i2] / net_masked_attention_1_x_3V4) + 0) * net_layer_norm_1_centeredRow6[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow11[i2] / net_masked_attention_1_x_3V5) + 0) * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc30
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetBF16WholeBackwardPart44Records holds the free ocannlNetBF16WholeBackwardPart44 records.
+var ocannlNetBF16WholeBackwardPart44Records rt.Records[ocannlNetBF16WholeBackwardPart44]
+
+// ocannlNetWholeTrainLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model NetWhole.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2,96 | 64 (input, parameter x)
+//	labels: 2,96 | 8 (input, parameter labels)
+//	mask: 2,96 | 96 ->  (input, parameter mask)
+//	_net.layer_norm#1/mean.1: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
+//	_dim_d.1: 1 (dim, constant)
+//	net.layer_norm#1/mean: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 2,96 | 64 (let, local, in scratch field net_layer_norm_1_centered)
+//	_net.layer_norm#1/var.1: 2,96 | 64 (let, local)
+//	_net.layer_norm#1/var.2: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
+//	_dim_d.2: 1 (dim, constant)
+//	net.layer_norm#1/var: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var)
+//	net.layer_norm#1.gamma: 64 (param, parameter pNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1: 2,96 | 64 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.masked_attention#1/x.2: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_2)
+//	_net.masked_attention#1/x.3: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_3)
+//	_net.masked_attention#1/x.4: 2,96 | 64 (let, local)
+//	net.layer_norm#1.beta: 64 (param, parameter pNetLayerNorm1Beta)
+//	net.masked_attention#1/x: 2,96 | 64 (let, local, in scratch field net_masked_attention_1_x)
+//	net.masked_attention#1.w_q: 64 -> 2,32 (param, parameter pNetMaskedAttention1WQ)
+//	net.masked_attention#1/q: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_q)
+//	net.masked_attention#1.w_k: 64 -> 2,32 (param, parameter pNetMaskedAttention1WK)
+//	net.masked_attention#1/k: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_k)
+//	net.masked_attention#1.w_v: 64 -> 2,32 (param, parameter pNetMaskedAttention1WV)
+//	net.masked_attention#1/v: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_v)
+//	_net.masked_attention#1/scores.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores_1)
+//	_dim_d.3: 1 (dim, constant)
+//	_net.masked_attention#1/scores.2: 1 (let, local, in scratch field net_masked_attention_1_scores_2)
+//	net.masked_attention#1/scores: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores)
+//	_num.2: 1 (number, constant)
+//	net.masked_attention#1/masked: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_masked)
+//	net.masked_attention#1/m: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_m)
+//	_net.masked_attention#1/ex.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex_1)
+//	net.masked_attention#1/ex: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex)
+//	_net.masked_attention#1/attn.1: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_attn_1)
+//	_net.masked_attention#1/attn.2: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn_2)
+//	_num.3: 1 (number, constant)
+//	net.masked_attention#1/attn: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn)
+//	net.masked_attention#1/ctx: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_ctx)
+//	net.masked_attention#1.w_o: 2,32 -> 64 (param, parameter pNetMaskedAttention1WO)
+//	_net/x1.1: 2,96 | 64 (let, local, in scratch field net_x1_1)
+//	net/x1: 2,96 | 64 (let, local, in scratch field net_x1)
+//	net.linear#1.w: 64 -> 8 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits_1)
+//	net.linear#1.b: 8 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
+//	train.cross_entropy#1/logp: 2,96 | 8 (let, local)
+//	_train.1: 2,96 | 8 (let, local, in scratch field train_1)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_d.1 (dim)
+//	init _dim_d.1: constant 64
+//
+//	# init _dim_d.2 (dim)
+//	init _dim_d.2: constant 64
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _dim_d.3 (dim)
+//	init _dim_d.3: constant 32
+//
+//	# init _num.2 (number)
+//	init _num.2: constant -1e+09
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 192
+//
+//	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+//	fill _net.layer_norm#1/mean.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/mean.1[i0, i1, 0] += x[i0, i1, i2]
+//
+//	# net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/mean[i0, i1, 0] = _net.layer_norm#1/mean.1[i0, i1, 0] / _dim_d.1[0]
+//
+//	# net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.layer_norm#1/centered[i0, i1, i2] = x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
+//
+//	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+//
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+//	fill _net.layer_norm#1/var.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//
+//	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
+//
+//	# _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+//
+//	# _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.1[0]
+//
+//	# _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.masked_attention#1/x.2[i0, i1, 0])
+//
+//	# _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
+//
+//	# net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.masked_attention#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.masked_attention#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
+//
+//	# net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+//	fill net.masked_attention#1/q with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/q[i0, i1, i2, i3] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+//	fill net.masked_attention#1/k with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/k[i0, i1, i2, i3] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+//	fill net.masked_attention#1/v with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/v[i0, i1, i2, i3] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+//	fill _net.masked_attention#1/scores.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:  # reduction
+//	          _net.masked_attention#1/scores.1[i0, i1, i2, i3] += net.masked_attention#1/q[i0, i1, i2, i4] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+//	_net.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
+//
+//	# net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2
+//
+//	# net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/masked[i0, i1, i2, i3] = where(mask[i0, i1, i3], _net.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.masked_attention#1/scores.2[0], _num.2[0])
+//
+//	# net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+//	fill net.masked_attention#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m[i0, i1, i2, 0] max= net.masked_attention#1/masked[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m
+//
+//	# net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.masked_attention#1/masked[i0, i1, i2, i3] - net.masked_attention#1/m[i0, i1, i2, 0])
+//
+//	# _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+//	fill _net.masked_attention#1/attn.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1[i0, i1, i2, 0] += net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1
+//
+//	# net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/attn[i0, i1, i2, i3] = where(mask[i0, i1, i3], net.masked_attention#1/ex[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
+//
+//	# net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+//	fill net.masked_attention#1/ctx with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:  # reduction
+//	          net.masked_attention#1/ctx[i0, i1, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+//	fill _net/x1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..31:  # reduction
+//	          _net/x1.1[i0, i1, i2] += net.masked_attention#1.w_o[i2, i3, i4] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# net/x1 = pointwise "+" of x, _net/x1.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net/x1[i0, i1, i2] = x[i0, i1, i2] + _net/x1.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:  # reduction
+//	        _train.cross_entropy#1/logits.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net/x1[i0, i1, i3]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logits[i0, i1, i2] = _train.cross_entropy#1/logits.1[i0, i1, i2] + net.linear#1.b[i2]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m[i0, i1, 0] max= train.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/z[i0, i1, i2] = train.cross_entropy#1/logits[i0, i1, i2] - train.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.cross_entropy#1/logp.1[i0, i1, i2] = exp(train.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.2[i0, i1, 0] += _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.1[i0, i1, i2] = labels[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:  # reduction
+//	      _train.2[0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlNetWholeTrainLoss(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetMaskedAttention1WQ *[4096]float32, pNetMaskedAttention1WK *[4096]float32, pNetMaskedAttention1WV *[4096]float32, pNetMaskedAttention1WO *[4096]float32, pNetLinear1W *[512]float32, pNetLinear1B *[8]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlNetWholeTrainLossScratch) {
+	var train_2 [1]float32
+	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+	// 8 parts of i1 on the pool.
+	rec := ocannlNetWholeTrainLossPart0Records.Get()
+	rec.x = x
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlNetWholeTrainLossPart0{}
+	ocannlNetWholeTrainLossPart0Records.Put(rec)
+
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+	for i0 := range 2 {
+		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 64
+		}
+	}
+
+	// net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+	// float32 pointwise kernel over 192 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				xRow2 := &x[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 64 {
+					net_layer_norm_1_centeredRow[i2] = xRow2[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// 8 parts of i1 on the pool.
+	rec2 := ocannlNetWholeTrainLossPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlNetWholeTrainLossPart1{}
+	ocannlNetWholeTrainLossPart1Records.Put(rec2)
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+	for i0 := range 2 {
+		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+		net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 64
+		}
+	}
+
+	// _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	for i0 := range 2 {
+		net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+		net_masked_attention_1_x_2Row := &scratch.net_masked_attention_1_x_2[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+	for i0 := range 2 {
+		net_masked_attention_1_x_2Row2 := &scratch.net_masked_attention_1_x_2[i0]
+		net_masked_attention_1_x_3Row := &scratch.net_masked_attention_1_x_3[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_3Row[i1][0] = float32(math.Sqrt(float64(net_masked_attention_1_x_2Row2[i1][0])))
+		}
+	}
+
+	// net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 192 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_masked_attention_1_x_3V := scratch.net_masked_attention_1_x_3[i0][i1][0]
+				net_masked_attention_1_xRow := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 64 {
+					net_masked_attention_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_masked_attention_1_x_3V) + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
+
+	// _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_masked_attention_1_scores_2[0] = 5.656854
+
+	// net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+	// 2 parts of i0 on the pool.
+	rec3 := ocannlNetWholeTrainLossPart2Records.Get()
+	rec3.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec3.scratch = scratch
+
+	// net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+	// 2 parts of i0 on the pool.
+	rec4 := ocannlNetWholeTrainLossPart3Records.Get()
+	rec4.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec4.scratch = scratch
+
+	// net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+	// 2 parts of i0 on the pool.
+	rec5 := ocannlNetWholeTrainLossPart4Records.Get()
+	rec5.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec5.scratch = scratch
+
+	// _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+	// 2 parts of i0 on the pool.
+	rec6 := ocannlNetWholeTrainLossPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec3, rec4, rec5, rec6)
+	*rec3 = ocannlNetWholeTrainLossPart2{}
+	ocannlNetWholeTrainLossPart2Records.Put(rec3)
+	*rec4 = ocannlNetWholeTrainLossPart3{}
+	ocannlNetWholeTrainLossPart3Records.Put(rec4)
+	*rec5 = ocannlNetWholeTrainLossPart4{}
+	ocannlNetWholeTrainLossPart4Records.Put(rec5)
+	*rec6 = ocannlNetWholeTrainLossPart5{}
+	ocannlNetWholeTrainLossPart5Records.Put(rec6)
+
+	// net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+	// 8 parts of i1 on the pool.
+	rec7 := ocannlNetWholeTrainLossPart6Records.Get()
+	rec7.mask = mask
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlNetWholeTrainLossPart6{}
+	ocannlNetWholeTrainLossPart6Records.Put(rec7)
+
+	// net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+	// 8 parts of i1 on the pool.
+	rec8 := ocannlNetWholeTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlNetWholeTrainLossPart7{}
+	ocannlNetWholeTrainLossPart7Records.Put(rec8)
+
+	// net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+	// 8 parts of i1 on the pool.
+	rec9 := ocannlNetWholeTrainLossPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlNetWholeTrainLossPart8{}
+	ocannlNetWholeTrainLossPart8Records.Put(rec9)
+
+	// _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+	// 8 parts of i1 on the pool.
+	rec10 := ocannlNetWholeTrainLossPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlNetWholeTrainLossPart9{}
+	ocannlNetWholeTrainLossPart9Records.Put(rec10)
+
+	// net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+	// 8 parts of i1 on the pool.
+	rec11 := ocannlNetWholeTrainLossPart10Records.Get()
+	rec11.mask = mask
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlNetWholeTrainLossPart10{}
+	ocannlNetWholeTrainLossPart10Records.Put(rec11)
+
+	// net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec12 := ocannlNetWholeTrainLossPart11Records.Get()
+	rec12.scratch = scratch
+
+	// _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+	// 2 parts of i0 on the pool.
+	rec13 := ocannlNetWholeTrainLossPart12Records.Get()
+	rec13.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec13.scratch = scratch
+
+	// net/x1 = pointwise "+" of x, _net/x1.1
+	// 2 parts of i0 on the pool.
+	rec14 := ocannlNetWholeTrainLossPart13Records.Get()
+	rec14.x = x
+	rec14.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+	// 2 parts of i0 on the pool.
+	rec15 := ocannlNetWholeTrainLossPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	// 2 parts of i0 on the pool.
+	rec16 := ocannlNetWholeTrainLossPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 2 parts of i0 on the pool.
+	rec17 := ocannlNetWholeTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 2 parts of i0 on the pool.
+	rec18 := ocannlNetWholeTrainLossPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 2 parts of i0 on the pool.
+	rec19 := ocannlNetWholeTrainLossPart18Records.Get()
+	rec19.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 2 parts of i0 on the pool.
+	rec20 := ocannlNetWholeTrainLossPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 2 parts of i0 on the pool.
+	rec21 := ocannlNetWholeTrainLossPart20Records.Get()
+	rec21.scratch = scratch
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 2 parts of i0 on the pool.
+	rec22 := ocannlNetWholeTrainLossPart21Records.Get()
+	rec22.labels = labels
+	rec22.scratch = scratch
+
+	// The 11 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec12 = ocannlNetWholeTrainLossPart11{}
+	ocannlNetWholeTrainLossPart11Records.Put(rec12)
+	*rec13 = ocannlNetWholeTrainLossPart12{}
+	ocannlNetWholeTrainLossPart12Records.Put(rec13)
+	*rec14 = ocannlNetWholeTrainLossPart13{}
+	ocannlNetWholeTrainLossPart13Records.Put(rec14)
+	*rec15 = ocannlNetWholeTrainLossPart14{}
+	ocannlNetWholeTrainLossPart14Records.Put(rec15)
+	*rec16 = ocannlNetWholeTrainLossPart15{}
+	ocannlNetWholeTrainLossPart15Records.Put(rec16)
+	*rec17 = ocannlNetWholeTrainLossPart16{}
+	ocannlNetWholeTrainLossPart16Records.Put(rec17)
+	*rec18 = ocannlNetWholeTrainLossPart17{}
+	ocannlNetWholeTrainLossPart17Records.Put(rec18)
+	*rec19 = ocannlNetWholeTrainLossPart18{}
+	ocannlNetWholeTrainLossPart18Records.Put(rec19)
+	*rec20 = ocannlNetWholeTrainLossPart19{}
+	ocannlNetWholeTrainLossPart19Records.Put(rec20)
+	*rec21 = ocannlNetWholeTrainLossPart20{}
+	ocannlNetWholeTrainLossPart20Records.Put(rec21)
+	*rec22 = ocannlNetWholeTrainLossPart21{}
+	ocannlNetWholeTrainLossPart21Records.Put(rec22)
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// float32 along-rows add reduction kernel, 1 rows of 1536 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc14 := float32(0)
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 8 {
+					acc14 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2[0] = acc14
+	}
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 192
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlNetWholeTrainLossScratch holds the local arrays of ocannlNetWholeTrainLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlNetWholeTrainLossScratch struct {
+	net_layer_norm_1_mean_1         [2][96][1]float32
+	net_layer_norm_1_mean           [2][96][1]float32
+	net_layer_norm_1_centered       [2][96][64]float32
+	net_layer_norm_1_var_2          [2][96][1]float32
+	net_layer_norm_1_var            [2][96][1]float32
+	net_masked_attention_1_x_2      [2][96][1]float32
+	net_masked_attention_1_x_3      [2][96][1]float32
+	net_masked_attention_1_x        [2][96][64]float32
+	net_masked_attention_1_q        [2][96][2][32]float32
+	net_masked_attention_1_k        [2][96][2][32]float32
+	net_masked_attention_1_v        [2][96][2][32]float32
+	net_masked_attention_1_scores_1 [2][96][2][96]float32
+	net_masked_attention_1_scores_2 [1]float32
+	net_masked_attention_1_masked   [2][96][2][96]float32
+	net_masked_attention_1_m        [2][96][2][1]float32
+	net_masked_attention_1_ex       [2][96][2][96]float32
+	net_masked_attention_1_attn_1   [2][96][2][1]float32
+	net_masked_attention_1_attn     [2][96][2][96]float32
+	net_masked_attention_1_ctx      [2][96][2][32]float32
+	net_x1_1                        [2][96][64]float32
+	net_x1                          [2][96][64]float32
+	train_cross_entropy_1_logits_1  [2][96][8]float32
+	train_cross_entropy_1_logits    [2][96][8]float32
+	train_cross_entropy_1_m         [2][96][1]float32
+	train_cross_entropy_1_z         [2][96][8]float32
+	train_cross_entropy_1_logp_1    [2][96][8]float32
+	train_cross_entropy_1_logp_2    [2][96][1]float32
+	train_cross_entropy_1_logp_3    [2][96][1]float32
+	train_1                         [2][96][8]float32
+}
+
+// ocannlNetWholeTrainLossPart0 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeTrainLossPart0 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlNetWholeTrainLossPart0) Part(j int) {
+	x, scratch := r.x, r.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				xRow := &x[i0][i1+12*j]
+				acc := float32(0)
+				for i2 := range 64 {
+					acc += xRow[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0][i1+12*j][0] = acc
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart0Records holds the free ocannlNetWholeTrainLossPart0 records.
+var ocannlNetWholeTrainLossPart0Records rt.Records[ocannlNetWholeTrainLossPart0]
+
+// ocannlNetWholeTrainLossPart1 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeTrainLossPart1 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlNetWholeTrainLossPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+12*j2]
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0][i1+12*j2][0] = acc2
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart1Records holds the free ocannlNetWholeTrainLossPart1 records.
+var ocannlNetWholeTrainLossPart1Records rt.Records[ocannlNetWholeTrainLossPart1]
+
+// ocannlNetWholeTrainLossPart2 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart2 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 2).
+func (r3 *ocannlNetWholeTrainLossPart2) Part(j3 int) {
+	pNetMaskedAttention1WQ, scratch := r3.pNetMaskedAttention1WQ, r3.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_masked_attention_1_q[j3][0][0][0], &scratch.net_masked_attention_1_x[j3][0][0], &pNetMaskedAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_masked_attention_1_q[j3][0][0][0], &scratch.net_masked_attention_1_x[j3][0][0], &pNetMaskedAttention1WQ[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow2 := &scratch.net_masked_attention_1_x[i0+j3][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						pNetMaskedAttention1WQRow := (*[64]float32)(pNetMaskedAttention1WQ[2048*i2+64*i3 : 2048*i2+64*i3+64])
+						acc3 := float32(0)
+						for i4 := range 64 {
+							acc3 += pNetMaskedAttention1WQRow[i4] * net_masked_attention_1_xRow2[i4]
+						}
+						scratch.net_masked_attention_1_q[i0+j3][i1][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart2Records holds the free ocannlNetWholeTrainLossPart2 records.
+var ocannlNetWholeTrainLossPart2Records rt.Records[ocannlNetWholeTrainLossPart2]
+
+// ocannlNetWholeTrainLossPart3 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart3 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 2).
+func (r4 *ocannlNetWholeTrainLossPart3) Part(j4 int) {
+	pNetMaskedAttention1WK, scratch := r4.pNetMaskedAttention1WK, r4.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_masked_attention_1_k[j4][0][0][0], &scratch.net_masked_attention_1_x[j4][0][0], &pNetMaskedAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_masked_attention_1_k[j4][0][0][0], &scratch.net_masked_attention_1_x[j4][0][0], &pNetMaskedAttention1WK[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow3 := &scratch.net_masked_attention_1_x[i0+j4][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						pNetMaskedAttention1WKRow := (*[64]float32)(pNetMaskedAttention1WK[2048*i2+64*i3 : 2048*i2+64*i3+64])
+						acc4 := float32(0)
+						for i4 := range 64 {
+							acc4 += pNetMaskedAttention1WKRow[i4] * net_masked_attention_1_xRow3[i4]
+						}
+						scratch.net_masked_attention_1_k[i0+j4][i1][i2][i3] = acc4
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart3Records holds the free ocannlNetWholeTrainLossPart3 records.
+var ocannlNetWholeTrainLossPart3Records rt.Records[ocannlNetWholeTrainLossPart3]
+
+// ocannlNetWholeTrainLossPart4 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart4 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 2).
+func (r5 *ocannlNetWholeTrainLossPart4) Part(j5 int) {
+	pNetMaskedAttention1WV, scratch := r5.pNetMaskedAttention1WV, r5.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_masked_attention_1_v[j5][0][0][0], &scratch.net_masked_attention_1_x[j5][0][0], &pNetMaskedAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_masked_attention_1_v[j5][0][0][0], &scratch.net_masked_attention_1_x[j5][0][0], &pNetMaskedAttention1WV[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow4 := &scratch.net_masked_attention_1_x[i0+j5][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						pNetMaskedAttention1WVRow := (*[64]float32)(pNetMaskedAttention1WV[2048*i2+64*i3 : 2048*i2+64*i3+64])
+						acc5 := float32(0)
+						for i4 := range 64 {
+							acc5 += pNetMaskedAttention1WVRow[i4] * net_masked_attention_1_xRow4[i4]
+						}
+						scratch.net_masked_attention_1_v[i0+j5][i1][i2][i3] = acc5
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart4Records holds the free ocannlNetWholeTrainLossPart4 records.
+var ocannlNetWholeTrainLossPart4Records rt.Records[ocannlNetWholeTrainLossPart4]
+
+// ocannlNetWholeTrainLossPart5 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart5 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 2).
+func (r6 *ocannlNetWholeTrainLossPart5) Part(j6 int) {
+	scratch := r6.scratch
+	// float32 dot kernel M=96 N=96 K=32: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm1AVX512(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm1AVX2(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_qRow := &scratch.net_masked_attention_1_q[i0+j6][i1][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_kRow := &scratch.net_masked_attention_1_k[i0+j6][i3][i2]
+						acc6 := float32(0)
+						for i4 := range 32 {
+							acc6 += net_masked_attention_1_qRow[i4] * net_masked_attention_1_kRow[i4]
+						}
+						scratch.net_masked_attention_1_scores_1[i0+j6][i1][i2][i3] = acc6
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart5Records holds the free ocannlNetWholeTrainLossPart5 records.
+var ocannlNetWholeTrainLossPart5Records rt.Records[ocannlNetWholeTrainLossPart5]
+
+// ocannlNetWholeTrainLossPart6 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeTrainLossPart6 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlNetWholeTrainLossPart6) Part(j7 int) {
+	mask, scratch := r8.mask, r8.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX512(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX2(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else {
+		net_masked_attention_1_scores_2V := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow := &mask[i0][i1+12*j7]
+				for i2 := range 2 {
+					net_masked_attention_1_scores_1Row := &scratch.net_masked_attention_1_scores_1[i0][i1+12*j7][i2]
+					net_masked_attention_1_maskedRow := &scratch.net_masked_attention_1_masked[i0][i1+12*j7][i2]
+					for i3 := range 96 {
+						r7 := float32(-1e+09)
+						if maskRow[i3] != 0 {
+							r7 = net_masked_attention_1_scores_1Row[i3] / net_masked_attention_1_scores_2V
+						}
+						net_masked_attention_1_maskedRow[i3] = r7
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart6Records holds the free ocannlNetWholeTrainLossPart6 records.
+var ocannlNetWholeTrainLossPart6Records rt.Records[ocannlNetWholeTrainLossPart6]
+
+// ocannlNetWholeTrainLossPart7 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeTrainLossPart7 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlNetWholeTrainLossPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 24 rows of 96 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce2AVX512(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce2AVX2(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow2 := &scratch.net_masked_attention_1_masked[i0][i1+12*j8][i2]
+					acc7 := float32(math.Inf(-1))
+					for i3 := range 96 {
+						acc7 = max(acc7, net_masked_attention_1_maskedRow2[i3])
+					}
+					scratch.net_masked_attention_1_m[i0][i1+12*j8][i2][0] = acc7
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart7Records holds the free ocannlNetWholeTrainLossPart7 records.
+var ocannlNetWholeTrainLossPart7Records rt.Records[ocannlNetWholeTrainLossPart7]
+
+// ocannlNetWholeTrainLossPart8 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeTrainLossPart8 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r10 *ocannlNetWholeTrainLossPart8) Part(j9 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap3AVX512(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap3AVX2(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow3 := &scratch.net_masked_attention_1_masked[i0][i1+12*j9][i2]
+					net_masked_attention_1_mV := scratch.net_masked_attention_1_m[i0][i1+12*j9][i2][0]
+					net_masked_attention_1_exRow := &scratch.net_masked_attention_1_ex[i0][i1+12*j9][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_masked_attention_1_maskedRow3[i3] - net_masked_attention_1_mV)))
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart8Records holds the free ocannlNetWholeTrainLossPart8 records.
+var ocannlNetWholeTrainLossPart8Records rt.Records[ocannlNetWholeTrainLossPart8]
+
+// ocannlNetWholeTrainLossPart9 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeTrainLossPart9 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlNetWholeTrainLossPart9) Part(j10 int) {
+	scratch := r11.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce3AVX512(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce3AVX2(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_exRow2 := &scratch.net_masked_attention_1_ex[i0][i1+12*j10][i2]
+					acc8 := float32(0)
+					for i3 := range 96 {
+						acc8 += net_masked_attention_1_exRow2[i3]
+					}
+					scratch.net_masked_attention_1_attn_1[i0][i1+12*j10][i2][0] = acc8
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart9Records holds the free ocannlNetWholeTrainLossPart9 records.
+var ocannlNetWholeTrainLossPart9Records rt.Records[ocannlNetWholeTrainLossPart9]
+
+// ocannlNetWholeTrainLossPart10 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeTrainLossPart10 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r13 *ocannlNetWholeTrainLossPart10) Part(j11 int) {
+	mask, scratch := r13.mask, r13.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX512(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX2(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow2 := &mask[i0][i1+12*j11]
+				for i2 := range 2 {
+					net_masked_attention_1_exRow3 := &scratch.net_masked_attention_1_ex[i0][i1+12*j11][i2]
+					net_masked_attention_1_attn_1V := scratch.net_masked_attention_1_attn_1[i0][i1+12*j11][i2][0]
+					net_masked_attention_1_attnRow := &scratch.net_masked_attention_1_attn[i0][i1+12*j11][i2]
+					for i3 := range 96 {
+						r12 := float32(0)
+						if maskRow2[i3] != 0 {
+							r12 = net_masked_attention_1_exRow3[i3] / net_masked_attention_1_attn_1V
+						}
+						net_masked_attention_1_attnRow[i3] = r12
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart10Records holds the free ocannlNetWholeTrainLossPart10 records.
+var ocannlNetWholeTrainLossPart10Records rt.Records[ocannlNetWholeTrainLossPart10]
+
+// ocannlNetWholeTrainLossPart11 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart11 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 2).
+func (r14 *ocannlNetWholeTrainLossPart11) Part(j12 int) {
+	scratch := r14.scratch
+	// float32 broadcast kernel M=96 N=32 K=96: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm5AVX512(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm5AVX2(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_ctxRow := &scratch.net_masked_attention_1_ctx[i0+j12][i1][i2]
+					for i4 := 0; i4 < 96; i4 += 4 {
+						net_masked_attention_1_attnV := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4]
+						net_masked_attention_1_vRow := &scratch.net_masked_attention_1_v[i0+j12][i4][i2]
+						net_masked_attention_1_attnV2 := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4+1]
+						net_masked_attention_1_vRow2 := &scratch.net_masked_attention_1_v[i0+j12][i4+1][i2]
+						net_masked_attention_1_attnV3 := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4+2]
+						net_masked_attention_1_vRow3 := &scratch.net_masked_attention_1_v[i0+j12][i4+2][i2]
+						net_masked_attention_1_attnV4 := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4+3]
+						net_masked_attention_1_vRow4 := &scratch.net_masked_attention_1_v[i0+j12][i4+3][i2]
+						for i3 := range 32 {
+							acc9 := net_masked_attention_1_ctxRow[i3]
+							acc9 += net_masked_attention_1_attnV * net_masked_attention_1_vRow[i3]
+							acc9 += net_masked_attention_1_attnV2 * net_masked_attention_1_vRow2[i3]
+							acc9 += net_masked_attention_1_attnV3 * net_masked_attention_1_vRow3[i3]
+							acc9 += net_masked_attention_1_attnV4 * net_masked_attention_1_vRow4[i3]
+							net_masked_attention_1_ctxRow[i3] = acc9
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart11Records holds the free ocannlNetWholeTrainLossPart11 records.
+var ocannlNetWholeTrainLossPart11Records rt.Records[ocannlNetWholeTrainLossPart11]
+
+// ocannlNetWholeTrainLossPart12 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart12 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 2).
+func (r15 *ocannlNetWholeTrainLossPart12) Part(j13 int) {
+	pNetMaskedAttention1WO, scratch := r15.pNetMaskedAttention1WO, r15.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_x1_1[j13][0][0], &scratch.net_masked_attention_1_ctx[j13][0][0][0], &pNetMaskedAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_x1_1[j13][0][0], &scratch.net_masked_attention_1_ctx[j13][0][0][0], &pNetMaskedAttention1WO[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 64 {
+					acc10 := float32(0)
+					for i3 := range 2 {
+						pNetMaskedAttention1WORow := (*[32]float32)(pNetMaskedAttention1WO[64*i2+32*i3 : 64*i2+32*i3+32])
+						net_masked_attention_1_ctxRow2 := &scratch.net_masked_attention_1_ctx[i0+j13][i1][i3]
+						for i4 := range 32 {
+							acc10 += pNetMaskedAttention1WORow[i4] * net_masked_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_x1_1[i0+j13][i1][i2] = acc10
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart12Records holds the free ocannlNetWholeTrainLossPart12 records.
+var ocannlNetWholeTrainLossPart12Records rt.Records[ocannlNetWholeTrainLossPart12]
+
+// ocannlNetWholeTrainLossPart13 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart13 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 2).
+func (r16 *ocannlNetWholeTrainLossPart13) Part(j14 int) {
+	x, scratch := r16.x, r16.scratch
+	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				xRow3 := &x[i0+j14][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+j14][i1]
+				net_x1Row := &scratch.net_x1[i0+j14][i1]
+				for i2 := range 64 {
+					net_x1Row[i2] = xRow3[i2] + net_x1_1Row[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart13Records holds the free ocannlNetWholeTrainLossPart13 records.
+var ocannlNetWholeTrainLossPart13Records rt.Records[ocannlNetWholeTrainLossPart13]
+
+// ocannlNetWholeTrainLossPart14 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart14 struct {
+	pNetLinear1W *[512]float32
+	scratch      *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 2).
+func (r17 *ocannlNetWholeTrainLossPart14) Part(j15 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// float32 dot kernel M=96 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.train_cross_entropy_1_logits_1[j15][0][0], &scratch.net_x1[j15][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.train_cross_entropy_1_logits_1[j15][0][0], &scratch.net_x1[j15][0][0], &pNetLinear1W[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_x1Row2 := &scratch.net_x1[i0+j15][i1]
+				for i2 := range 8 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc11 := float32(0)
+					for i3 := range 64 {
+						acc11 += pNetLinear1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+j15][i1][i2] = acc11
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart14Records holds the free ocannlNetWholeTrainLossPart14 records.
+var ocannlNetWholeTrainLossPart14Records rt.Records[ocannlNetWholeTrainLossPart14]
+
+// ocannlNetWholeTrainLossPart15 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart15 struct {
+	pNetLinear1B *[8]float32
+	scratch      *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 2).
+func (r18 *ocannlNetWholeTrainLossPart15) Part(j16 int) {
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+j16][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+j16][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart15Records holds the free ocannlNetWholeTrainLossPart15 records.
+var ocannlNetWholeTrainLossPart15Records rt.Records[ocannlNetWholeTrainLossPart15]
+
+// ocannlNetWholeTrainLossPart16 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart16 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 2).
+func (r19 *ocannlNetWholeTrainLossPart16) Part(j17 int) {
+	scratch := r19.scratch
+	// float32 along-rows max reduction kernel, 96 rows of 8 elements into 96 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+j17][i1]
+				acc12 := float32(math.Inf(-1))
+				for i2 := range 8 {
+					acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+j17][i1][0] = acc12
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart16Records holds the free ocannlNetWholeTrainLossPart16 records.
+var ocannlNetWholeTrainLossPart16Records rt.Records[ocannlNetWholeTrainLossPart16]
+
+// ocannlNetWholeTrainLossPart17 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart17 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 2).
+func (r20 *ocannlNetWholeTrainLossPart17) Part(j18 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+j18][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+j18][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+j18][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart17Records holds the free ocannlNetWholeTrainLossPart17 records.
+var ocannlNetWholeTrainLossPart17Records rt.Records[ocannlNetWholeTrainLossPart17]
+
+// ocannlNetWholeTrainLossPart18 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart18 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r21 *ocannlNetWholeTrainLossPart18) Part(j19 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 768 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+j19][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+j19][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart18Records holds the free ocannlNetWholeTrainLossPart18 records.
+var ocannlNetWholeTrainLossPart18Records rt.Records[ocannlNetWholeTrainLossPart18]
+
+// ocannlNetWholeTrainLossPart19 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart19 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 2).
+func (r22 *ocannlNetWholeTrainLossPart19) Part(j20 int) {
+	scratch := r22.scratch
+	// float32 along-rows add reduction kernel, 96 rows of 8 elements into 96 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+j20][i1]
+				acc13 := float32(0)
+				for i2 := range 8 {
+					acc13 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+j20][i1][0] = acc13
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart19Records holds the free ocannlNetWholeTrainLossPart19 records.
+var ocannlNetWholeTrainLossPart19Records rt.Records[ocannlNetWholeTrainLossPart19]
+
+// ocannlNetWholeTrainLossPart20 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart20 struct {
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r23 *ocannlNetWholeTrainLossPart20) Part(j21 int) {
+	scratch := r23.scratch
+	// float32 pointwise kernel over 96 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[j21][0][0], &scratch.train_cross_entropy_1_logp_2[j21][0][0])
+	} else {
+		for i0 := range 1 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j21]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+j21]
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart20Records holds the free ocannlNetWholeTrainLossPart20 records.
+var ocannlNetWholeTrainLossPart20Records rt.Records[ocannlNetWholeTrainLossPart20]
+
+// ocannlNetWholeTrainLossPart21 is the task record of a loop nest of ocannlNetWholeTrainLoss that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeTrainLossPart21 struct {
+	labels  *[2][96][8]float32
+	scratch *ocannlNetWholeTrainLossScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 2).
+func (r24 *ocannlNetWholeTrainLossPart21) Part(j22 int) {
+	labels, scratch := r24.labels, r24.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				labelsRow := &labels[i0+j22][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+j22][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+j22][i1][0]
+				train_1Row := &scratch.train_1[i0+j22][i1]
+				for i2 := range 8 {
+					train_1Row[i2] = labelsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeTrainLossPart21Records holds the free ocannlNetWholeTrainLossPart21 records.
+var ocannlNetWholeTrainLossPart21Records rt.Records[ocannlNetWholeTrainLossPart21]
+
+// ocannlNetWholeBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model NetWhole.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2,96 | 64 (input, parameter x)
+//	labels: 2,96 | 8 (input, parameter labels)
+//	mask: 2,96 | 96 ->  (input, parameter mask)
+//	_net.layer_norm#1/mean.1: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
+//	_dim_d.1: 1 (dim, constant)
+//	net.layer_norm#1/mean: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/centered: 2,96 | 64 (let, local, in scratch field net_layer_norm_1_centered)
+//	_net.layer_norm#1/var.1: 2,96 | 64 (let, local)
+//	_net.layer_norm#1/var.2: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
+//	_dim_d.2: 1 (dim, constant)
+//	net.layer_norm#1/var: 2,96 | 1 (let, local, in scratch field net_layer_norm_1_var)
+//	net.layer_norm#1.gamma: 64 (param, parameter pNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1: 2,96 | 64 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.masked_attention#1/x.2: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_2)
+//	_net.masked_attention#1/x.3: 2,96 | 1 (let, local, in scratch field net_masked_attention_1_x_3)
+//	_net.masked_attention#1/x.4: 2,96 | 64 (let, local)
+//	net.layer_norm#1.beta: 64 (param, parameter pNetLayerNorm1Beta)
+//	net.masked_attention#1/x: 2,96 | 64 (let, local, in scratch field net_masked_attention_1_x)
+//	net.masked_attention#1.w_q: 64 -> 2,32 (param, parameter pNetMaskedAttention1WQ)
+//	net.masked_attention#1/q: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_q)
+//	net.masked_attention#1.w_k: 64 -> 2,32 (param, parameter pNetMaskedAttention1WK)
+//	net.masked_attention#1/k: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_k)
+//	net.masked_attention#1.w_v: 64 -> 2,32 (param, parameter pNetMaskedAttention1WV)
+//	net.masked_attention#1/v: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_v)
+//	_net.masked_attention#1/scores.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores_1)
+//	_dim_d.3: 1 (dim, constant)
+//	_net.masked_attention#1/scores.2: 1 (let, local, in scratch field net_masked_attention_1_scores_2)
+//	net.masked_attention#1/scores: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_scores)
+//	_num.2: 1 (number, constant)
+//	net.masked_attention#1/masked: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_masked)
+//	net.masked_attention#1/m: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_m)
+//	_net.masked_attention#1/ex.1: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex_1)
+//	net.masked_attention#1/ex: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_ex)
+//	_net.masked_attention#1/attn.1: 2,96 | 1 -> 2 (let, local, in scratch field net_masked_attention_1_attn_1)
+//	_net.masked_attention#1/attn.2: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn_2)
+//	_num.3: 1 (number, constant)
+//	net.masked_attention#1/attn: 2,96 | 96 -> 2 (let, local, in scratch field net_masked_attention_1_attn)
+//	net.masked_attention#1/ctx: 2,96 | 2,32 (let, local, in scratch field net_masked_attention_1_ctx)
+//	net.masked_attention#1.w_o: 2,32 -> 64 (param, parameter pNetMaskedAttention1WO)
+//	_net/x1.1: 2,96 | 64 (let, local, in scratch field net_x1_1)
+//	net/x1: 2,96 | 64 (let, local, in scratch field net_x1)
+//	net.linear#1.w: 64 -> 8 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits_1)
+//	net.linear#1.b: 8 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 2,96 | 8 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 2,96 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
+//	train.cross_entropy#1/logp: 2,96 | 8 (let, local)
+//	_train.1: 2,96 | 8 (let, local, in scratch field train_1)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.layer_norm#1.gamma.grad: [64] (let, output parameter gNetLayerNorm1Gamma)
+//	_net.masked_attention#1/x.1.grad: [2 96 64] (let, local)
+//	_net.masked_attention#1/x.4.grad: [2 96 64] (let, local)
+//	net.layer_norm#1.beta.grad: [64] (let, output parameter gNetLayerNorm1Beta)
+//	net.masked_attention#1/x.grad: [2 96 64] (let, local, in scratch field net_masked_attention_1_x_grad)
+//	net.masked_attention#1.w_q.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WQ)
+//	net.masked_attention#1/q.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_q_grad)
+//	net.masked_attention#1.w_k.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WK)
+//	net.masked_attention#1/k.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_k_grad)
+//	net.masked_attention#1.w_v.grad: [2 32 64] (let, output parameter gNetMaskedAttention1WV)
+//	net.masked_attention#1/v.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_v_grad)
+//	_net.masked_attention#1/scores.1.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_scores_1_grad)
+//	net.masked_attention#1/scores.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_scores_grad)
+//	net.masked_attention#1/masked.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_masked_grad)
+//	net.masked_attention#1/m.grad: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_m_grad)
+//	_net.masked_attention#1/ex.1.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_ex_1_grad)
+//	net.masked_attention#1/ex.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_ex_grad)
+//	_net.masked_attention#1/attn.1.grad: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_attn_1_grad)
+//	_net.masked_attention#1/attn.2.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_attn_2_grad)
+//	net.masked_attention#1/attn.grad: [2 96 2 96] (let, local, in scratch field net_masked_attention_1_attn_grad)
+//	net.masked_attention#1/ctx.grad: [2 96 2 32] (let, local, in scratch field net_masked_attention_1_ctx_grad)
+//	net.masked_attention#1.w_o.grad: [64 2 32] (let, output parameter gNetMaskedAttention1WO)
+//	_net/x1.1.grad: [2 96 64] (let, local)
+//	net/x1.grad: [2 96 64] (let, local, in scratch field net_x1_grad)
+//	net.linear#1.w.grad: [8 64] (let, output parameter gNetLinear1W)
+//	_train.cross_entropy#1/logits.1.grad: [2 96 8] (let, local)
+//	net.linear#1.b.grad: [8] (let, output parameter gNetLinear1B)
+//	train.cross_entropy#1/logits.grad: [2 96 8] (let, local)
+//	train.cross_entropy#1/m.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [2 96 8] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [2 96 8] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [2 96 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [2 96 8] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	_train.1.grad: [2 96 8] (let, local)
+//	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [8] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@29: [2 96 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_29)
+//	_ordinals.2: [96] (literal, local, in scratch field ordinals_2)
+//	net.masked_attention#1/m.argmax@18: [2 96 2 1] (let, local, in scratch field net_masked_attention_1_m_argmax_18)
+//
+// Loop nests:
+//
+//	# init _dim_d.1 (dim)
+//	init _dim_d.1: constant 64
+//
+//	# init _dim_d.2 (dim)
+//	init _dim_d.2: constant 64
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _dim_d.3 (dim)
+//	init _dim_d.3: constant 32
+//
+//	# init _num.2 (number)
+//	init _num.2: constant -1e+09
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 192
+//
+//	# init _ordinals.1 (the ordinals of [8] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# init _ordinals.2 (the ordinals of [96] reduced points)
+//	init _ordinals.2: range over offsets
+//
+//	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+//	fill _net.layer_norm#1/mean.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/mean.1[i0, i1, 0] += x[i0, i1, i2]
+//
+//	# net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/mean[i0, i1, 0] = _net.layer_norm#1/mean.1[i0, i1, 0] / _dim_d.1[0]
+//
+//	# net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.layer_norm#1/centered[i0, i1, i2] = x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
+//
+//	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+//
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+//	fill _net.layer_norm#1/var.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//
+//	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.2[0]
+//
+//	# _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+//
+//	# _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.1[0]
+//
+//	# _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _net.masked_attention#1/x.3[i0, i1, 0] = sqrt(_net.masked_attention#1/x.2[i0, i1, 0])
+//
+//	# _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
+//
+//	# net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net.masked_attention#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.masked_attention#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
+//
+//	# net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+//	fill net.masked_attention#1/q with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/q[i0, i1, i2, i3] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+//	fill net.masked_attention#1/k with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/k[i0, i1, i2, i3] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+//	fill net.masked_attention#1/v with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:  # reduction
+//	          net.masked_attention#1/v[i0, i1, i2, i3] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+//	fill _net.masked_attention#1/scores.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:  # reduction
+//	          _net.masked_attention#1/scores.1[i0, i1, i2, i3] += net.masked_attention#1/q[i0, i1, i2, i4] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+//	_net.masked_attention#1/scores.2[0] = sqrt(_dim_d.3[0])
+//
+//	# net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2
+//
+//	# net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/masked[i0, i1, i2, i3] = where(mask[i0, i1, i3], _net.masked_attention#1/scores.1[i0, i1, i2, i3] / _net.masked_attention#1/scores.2[0], _num.2[0])
+//
+//	# net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+//	fill net.masked_attention#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m[i0, i1, i2, 0] max= net.masked_attention#1/masked[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m
+//
+//	# net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex[i0, i1, i2, i3] = exp(net.masked_attention#1/masked[i0, i1, i2, i3] - net.masked_attention#1/m[i0, i1, i2, 0])
+//
+//	# _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+//	fill _net.masked_attention#1/attn.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1[i0, i1, i2, 0] += net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1
+//
+//	# net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/attn[i0, i1, i2, i3] = where(mask[i0, i1, i3], net.masked_attention#1/ex[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0], _num.3[0])
+//
+//	# net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+//	fill net.masked_attention#1/ctx with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:  # reduction
+//	          net.masked_attention#1/ctx[i0, i1, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+//	fill _net/x1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..31:  # reduction
+//	          _net/x1.1[i0, i1, i2] += net.masked_attention#1.w_o[i2, i3, i4] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# net/x1 = pointwise "+" of x, _net/x1.1
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:
+//	      net/x1[i0, i1, i2] = x[i0, i1, i2] + _net/x1.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:  # reduction
+//	        _train.cross_entropy#1/logits.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net/x1[i0, i1, i3]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logits[i0, i1, i2] = _train.cross_entropy#1/logits.1[i0, i1, i2] + net.linear#1.b[i2]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m[i0, i1, 0] max= train.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/z[i0, i1, i2] = train.cross_entropy#1/logits[i0, i1, i2] - train.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.cross_entropy#1/logp.1[i0, i1, i2] = exp(train.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.2[i0, i1, 0] += _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.3[i0, i1, 0] = log(_train.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      _train.1[i0, i1, i2] = labels[i0, i1, i2] * (train.cross_entropy#1/z[i0, i1, i2] - _train.cross_entropy#1/logp.3[i0, i1, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:  # reduction
+//	      _train.2[0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.layer_norm#1.gamma.grad with 0
+//	fill net.layer_norm#1.beta.grad with 0
+//	fill net.masked_attention#1/x.grad with 0
+//	fill net.masked_attention#1.w_q.grad with 0
+//	fill net.masked_attention#1/q.grad with 0
+//	fill net.masked_attention#1.w_k.grad with 0
+//	fill net.masked_attention#1/k.grad with 0
+//	fill net.masked_attention#1.w_v.grad with 0
+//	fill net.masked_attention#1/v.grad with 0
+//	fill _net.masked_attention#1/scores.1.grad with 0
+//	fill net.masked_attention#1/m.grad with 0
+//	fill _net.masked_attention#1/ex.1.grad with 0
+//	fill net.masked_attention#1/ex.grad with 0
+//	fill _net.masked_attention#1/attn.1.grad with 0
+//	fill _net.masked_attention#1/attn.2.grad with 0
+//	fill net.masked_attention#1/attn.grad with 0
+//	fill net.masked_attention#1/ctx.grad with 0
+//	fill net.masked_attention#1.w_o.grad with 0
+//	fill net/x1.grad with 0
+//	fill net.linear#1.w.grad with 0
+//	fill net.linear#1.b.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 38 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 37 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 36 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
+//
+//	# backprop of op 35 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += labels[i0, i1, i2] * _train.2.grad[0]
+//
+//	# backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
+//
+//	# backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      _train.cross_entropy#1/logp.3.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 33 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
+//
+//	# backprop of op 32 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
+//
+//	# backprop of op 31 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
+//
+//	# backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@29 = 8 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@29 with 8
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 8); w is train.cross_entropy#1/m.argmax@29
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      train.cross_entropy#1/m.argmax@29[i0, i1, 0] min= where(train.cross_entropy#1/logits[i0, i1, i2] == train.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 8)
+//
+//	# backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@29[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//
+//	# backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
+//
+//	# backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..7:
+//	      for i3 in 0..63:
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net/x1[i0, i1, i3]
+//
+//	# backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..7:  # reduction
+//	      for i3 in 0..63:
+//	        net/x1.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 26 (net/x1 = pointwise "+" of x, _net/x1.1): g2 =+ g; g2 is _net/x1.1.grad (the copy elided: _net/x1.1.grad reads net/x1.grad)
+//
+//	# backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.masked_attention#1.w_o.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      for i3 in 0..1:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1.w_o.grad[i2, i3, i4] += net/x1.grad[i0, i1, i2] * net.masked_attention#1/ctx[i0, i1, i3, i4]
+//
+//	# backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.masked_attention#1/ctx.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..63:  # reduction
+//	      for i3 in 0..1:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.masked_attention#1.w_o[i2, i3, i4] * net/x1.grad[i0, i1, i2]
+//
+//	# backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g1 =+ g * v2; g1 is net.masked_attention#1/attn.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..95:
+//	          net.masked_attention#1/attn.grad[i0, i1, i2, i4] += net.masked_attention#1/ctx.grad[i0, i1, i2, i3] * net.masked_attention#1/v[i0, i4, i2, i3]
+//
+//	# backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g2 =+ v1 * g; g2 is net.masked_attention#1/v.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..95:
+//	          net.masked_attention#1/v.grad[i0, i4, i2, i3] += net.masked_attention#1/attn[i0, i1, i2, i4] * net.masked_attention#1/ctx.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 23 (net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.masked_attention#1/attn.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] += where(mask[i0, i1, i3], net.masked_attention#1/attn.grad[i0, i1, i2, i3], 0)
+//
+//	# backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] / _net.masked_attention#1/attn.1[i0, i1, i2, 0]
+//
+//	# backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.masked_attention#1/attn.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        _net.masked_attention#1/attn.1.grad[i0, i1, i2, 0] += _net.masked_attention#1/attn.2.grad[i0, i1, i2, i3] * neg(net.masked_attention#1/ex[i0, i1, i2, i3] / (_net.masked_attention#1/attn.1[i0, i1, i2, 0] * _net.masked_attention#1/attn.1[i0, i1, i2, 0]))
+//
+//	# backprop of op 21 (_net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex): g1 =+ g; g1 is net.masked_attention#1/ex.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        net.masked_attention#1/ex.grad[i0, i1, i2, i3] += _net.masked_attention#1/attn.1.grad[i0, i1, i2, 0]
+//
+//	# backprop of op 20 (net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.masked_attention#1/ex.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.masked_attention#1/ex[i0, i1, i2, i3]
+//
+//	# backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g1 =+ g; g1 is net.masked_attention#1/masked.grad (the copy elided: net.masked_attention#1/masked.grad reads _net.masked_attention#1/ex.1.grad)
+//
+//	# backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g2 =- g; g2 is net.masked_attention#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m.grad[i0, i1, i2, 0] -= _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): net.masked_attention#1/m.argmax@18 = 96 (no winner yet)
+//	fill net.masked_attention#1/m.argmax@18 with 96
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 96); w is net.masked_attention#1/m.argmax@18
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        net.masked_attention#1/m.argmax@18[i0, i1, i2, 0] min= where(net.masked_attention#1/masked[i0, i1, i2, i3] == net.masked_attention#1/m[i0, i1, i2, 0], _ordinals.2[i3], 96)
+//
+//	# backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.masked_attention#1/masked.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.masked_attention#1/m.argmax@18[i0, i1, i2, 0], net.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//
+//	# backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad
+//
+//	# backprop of op 16 (net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.masked_attention#1/scores.1.grad, with backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad fused
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += (where(mask[i0, i1, i3], _net.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0) + 0) / _net.masked_attention#1/scores.2[0]
+//
+//	# backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g1 =+ g * v2; g1 is net.masked_attention#1/q.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:  # reduction
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/q.grad[i0, i1, i2, i4] += _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3] * net.masked_attention#1/k[i0, i3, i2, i4]
+//
+//	# backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g2 =+ v1 * g; g2 is net.masked_attention#1/k.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..95:
+//	        for i4 in 0..31:
+//	          net.masked_attention#1/k.grad[i0, i3, i2, i4] += net.masked_attention#1/q[i0, i1, i2, i4] * _net.masked_attention#1/scores.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_v.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_v.grad[i2, i3, i4] += net.masked_attention#1/v.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_v[i2, i3, i4] * net.masked_attention#1/v.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_k.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_k.grad[i2, i3, i4] += net.masked_attention#1/k.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_k[i2, i3, i4] * net.masked_attention#1/k.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_q.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..31:
+//	        for i4 in 0..63:
+//	          net.masked_attention#1.w_q.grad[i2, i3, i4] += net.masked_attention#1/q.grad[i0, i1, i2, i3] * net.masked_attention#1/x[i0, i1, i4]
+//
+//	# backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..95:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..31:  # reduction
+//	        for i4 in 0..63:
+//	          net.masked_attention#1/x.grad[i0, i1, i4] += net.masked_attention#1.w_q[i2, i3, i4] * net.masked_attention#1/q.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.masked_attention#1/x.4.grad (the copy elided: _net.masked_attention#1/x.4.grad reads net.masked_attention#1/x.grad)
+//
+//	# backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      net.layer_norm#1.beta.grad[i2] += net.masked_attention#1/x.grad[i0, i1, i2]
+//
+//	# backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad
+//
+//	# backprop of op 6 (_net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad fused
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..95:  # reduction
+//	    for i2 in 0..63:
+//	      net.layer_norm#1.gamma.grad[i2] += ((net.masked_attention#1/x.grad[i0, i1, i2] / _net.masked_attention#1/x.3[i0, i1, 0]) + 0) * net.layer_norm#1/centered[i0, i1, i2]
+func ocannlNetWholeBackward(x *[2][96][64]float32, labels *[2][96][8]float32, mask *[2][96][96]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetMaskedAttention1WQ *[4096]float32, pNetMaskedAttention1WK *[4096]float32, pNetMaskedAttention1WV *[4096]float32, pNetMaskedAttention1WO *[4096]float32, pNetLinear1W *[512]float32, pNetLinear1B *[8]float32, gNetLayerNorm1Gamma *[64]float32, gNetLayerNorm1Beta *[64]float32, gNetMaskedAttention1WQ *[4096]float32, gNetMaskedAttention1WK *[4096]float32, gNetMaskedAttention1WV *[4096]float32, gNetMaskedAttention1WO *[4096]float32, gNetLinear1W *[512]float32, gNetLinear1B *[8]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlNetWholeBackwardScratch) {
+	var train_2 [1]float32
+	var train_3 [1]float32
+	var train_3_grad [1]float32
+	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [8] reduced points)
+	scratch.ordinals_1 = [8]float32{0, 1, 2, 3, 4, 5, 6, 7}
+
+	// init _ordinals.2 (the ordinals of [96] reduced points)
+	scratch.ordinals_2 = [96]float32{
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+		16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+		32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+		48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+		64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+		80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+	}
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of x
+	// 8 parts of i1 on the pool.
+	rec := ocannlNetWholeBackwardPart0Records.Get()
+	rec.x = x
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlNetWholeBackwardPart0{}
+	ocannlNetWholeBackwardPart0Records.Put(rec)
+
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.1
+	for i0 := range 2 {
+		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 64
+		}
+	}
+
+	// net.layer_norm#1/centered = pointwise "-" of x, net.layer_norm#1/mean
+	// float32 pointwise kernel over 192 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				xRow2 := &x[i0][i1]
+				net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 64 {
+					net_layer_norm_1_centeredRow[i2] = xRow2[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// 8 parts of i1 on the pool.
+	rec2 := ocannlNetWholeBackwardPart1Records.Get()
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlNetWholeBackwardPart1{}
+	ocannlNetWholeBackwardPart1Records.Put(rec2)
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.2
+	for i0 := range 2 {
+		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+		net_layer_norm_1_varRow := &scratch.net_layer_norm_1_var[i0]
+		for i1 := range 96 {
+			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 64
+		}
+	}
+
+	// _net.masked_attention#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.1
+	for i0 := range 2 {
+		net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
+		net_masked_attention_1_x_2Row := &scratch.net_masked_attention_1_x_2[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.masked_attention#1/x.3 = pointwise sqrt of _net.masked_attention#1/x.2
+	for i0 := range 2 {
+		net_masked_attention_1_x_2Row2 := &scratch.net_masked_attention_1_x_2[i0]
+		net_masked_attention_1_x_3Row := &scratch.net_masked_attention_1_x_3[i0]
+		for i1 := range 96 {
+			net_masked_attention_1_x_3Row[i1][0] = float32(math.Sqrt(float64(net_masked_attention_1_x_2Row2[i1][0])))
+		}
+	}
+
+	// net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta, with _net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3, with _net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	// float32 pointwise kernel over 192 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_masked_attention_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_masked_attention_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_masked_attention_1_x_3V := scratch.net_masked_attention_1_x_3[i0][i1][0]
+				net_masked_attention_1_xRow := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 64 {
+					net_masked_attention_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_masked_attention_1_x_3V) + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
+
+	// _net.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_masked_attention_1_scores_2[0] = 5.656854
+
+	// net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x
+	// 2 parts of i0 on the pool.
+	rec3 := ocannlNetWholeBackwardPart2Records.Get()
+	rec3.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec3.scratch = scratch
+
+	// net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x
+	// 2 parts of i0 on the pool.
+	rec4 := ocannlNetWholeBackwardPart3Records.Get()
+	rec4.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec4.scratch = scratch
+
+	// net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x
+	// 2 parts of i0 on the pool.
+	rec5 := ocannlNetWholeBackwardPart4Records.Get()
+	rec5.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec5.scratch = scratch
+
+	// _net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k
+	// 2 parts of i0 on the pool.
+	rec6 := ocannlNetWholeBackwardPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec3, rec4, rec5, rec6)
+	*rec3 = ocannlNetWholeBackwardPart2{}
+	ocannlNetWholeBackwardPart2Records.Put(rec3)
+	*rec4 = ocannlNetWholeBackwardPart3{}
+	ocannlNetWholeBackwardPart3Records.Put(rec4)
+	*rec5 = ocannlNetWholeBackwardPart4{}
+	ocannlNetWholeBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlNetWholeBackwardPart5{}
+	ocannlNetWholeBackwardPart5Records.Put(rec6)
+
+	// net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2, with net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2 fused
+	// 8 parts of i1 on the pool.
+	rec7 := ocannlNetWholeBackwardPart6Records.Get()
+	rec7.mask = mask
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlNetWholeBackwardPart6{}
+	ocannlNetWholeBackwardPart6Records.Put(rec7)
+
+	// net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked
+	// 8 parts of i1 on the pool.
+	rec8 := ocannlNetWholeBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlNetWholeBackwardPart7{}
+	ocannlNetWholeBackwardPart7Records.Put(rec8)
+
+	// net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1, with _net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m fused
+	// 8 parts of i1 on the pool.
+	rec9 := ocannlNetWholeBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	region.Run(rec9, 8)
+	*rec9 = ocannlNetWholeBackwardPart8{}
+	ocannlNetWholeBackwardPart8Records.Put(rec9)
+
+	// _net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex
+	// 8 parts of i1 on the pool.
+	rec10 := ocannlNetWholeBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlNetWholeBackwardPart9{}
+	ocannlNetWholeBackwardPart9Records.Put(rec10)
+
+	// net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3, with _net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1 fused
+	// 8 parts of i1 on the pool.
+	rec11 := ocannlNetWholeBackwardPart10Records.Get()
+	rec11.mask = mask
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlNetWholeBackwardPart10{}
+	ocannlNetWholeBackwardPart10Records.Put(rec11)
+
+	// net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec12 := ocannlNetWholeBackwardPart11Records.Get()
+	rec12.scratch = scratch
+
+	// _net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx
+	// 2 parts of i0 on the pool.
+	rec13 := ocannlNetWholeBackwardPart12Records.Get()
+	rec13.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec13.scratch = scratch
+
+	// net/x1 = pointwise "+" of x, _net/x1.1
+	// 2 parts of i0 on the pool.
+	rec14 := ocannlNetWholeBackwardPart13Records.Get()
+	rec14.x = x
+	rec14.scratch = scratch
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1
+	// 2 parts of i0 on the pool.
+	rec15 := ocannlNetWholeBackwardPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
+	rec15.scratch = scratch
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	// 2 parts of i0 on the pool.
+	rec16 := ocannlNetWholeBackwardPart15Records.Get()
+	rec16.pNetLinear1B = pNetLinear1B
+	rec16.scratch = scratch
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 2 parts of i0 on the pool.
+	rec17 := ocannlNetWholeBackwardPart16Records.Get()
+	rec17.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 2 parts of i0 on the pool.
+	rec18 := ocannlNetWholeBackwardPart17Records.Get()
+	rec18.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// 2 parts of i0 on the pool.
+	rec19 := ocannlNetWholeBackwardPart18Records.Get()
+	rec19.scratch = scratch
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// 2 parts of i0 on the pool.
+	rec20 := ocannlNetWholeBackwardPart19Records.Get()
+	rec20.scratch = scratch
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	// 2 parts of i0 on the pool.
+	rec21 := ocannlNetWholeBackwardPart20Records.Get()
+	rec21.scratch = scratch
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	// 2 parts of i0 on the pool.
+	rec22 := ocannlNetWholeBackwardPart21Records.Get()
+	rec22.labels = labels
+	rec22.scratch = scratch
+
+	// The 11 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec12, rec13, rec14, rec15, rec16, rec17, rec18, rec19, rec20, rec21, rec22)
+	*rec12 = ocannlNetWholeBackwardPart11{}
+	ocannlNetWholeBackwardPart11Records.Put(rec12)
+	*rec13 = ocannlNetWholeBackwardPart12{}
+	ocannlNetWholeBackwardPart12Records.Put(rec13)
+	*rec14 = ocannlNetWholeBackwardPart13{}
+	ocannlNetWholeBackwardPart13Records.Put(rec14)
+	*rec15 = ocannlNetWholeBackwardPart14{}
+	ocannlNetWholeBackwardPart14Records.Put(rec15)
+	*rec16 = ocannlNetWholeBackwardPart15{}
+	ocannlNetWholeBackwardPart15Records.Put(rec16)
+	*rec17 = ocannlNetWholeBackwardPart16{}
+	ocannlNetWholeBackwardPart16Records.Put(rec17)
+	*rec18 = ocannlNetWholeBackwardPart17{}
+	ocannlNetWholeBackwardPart17Records.Put(rec18)
+	*rec19 = ocannlNetWholeBackwardPart18{}
+	ocannlNetWholeBackwardPart18Records.Put(rec19)
+	*rec20 = ocannlNetWholeBackwardPart19{}
+	ocannlNetWholeBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlNetWholeBackwardPart20{}
+	ocannlNetWholeBackwardPart20Records.Put(rec21)
+	*rec22 = ocannlNetWholeBackwardPart21{}
+	ocannlNetWholeBackwardPart21Records.Put(rec22)
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// float32 along-rows add reduction kernel, 1 rows of 1536 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc14 := float32(0)
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 8 {
+					acc14 += train_1Row2[i2]
+				}
+			}
+		}
+		train_2[0] = acc14
+	}
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 192
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetLayerNorm1Gamma = [64]float32{}
+	*gNetLayerNorm1Beta = [64]float32{}
+	*gNetMaskedAttention1WQ = [4096]float32{}
+	*gNetMaskedAttention1WK = [4096]float32{}
+	*gNetMaskedAttention1WV = [4096]float32{}
+	scratch.net_masked_attention_1_m_grad = [2][96][2][1]float32{}
+	scratch.net_masked_attention_1_attn_1_grad = [2][96][2][1]float32{}
+	*gNetMaskedAttention1WO = [4096]float32{}
+	*gNetLinear1B = [8]float32{}
+	scratch.train_cross_entropy_1_m_grad = [2][96][1]float32{}
+	scratch.train_cross_entropy_1_logp_2_grad = [2][96][1]float32{}
+	scratch.train_cross_entropy_1_logp_3_grad = [2][96][1]float32{}
+	scratch.train_2_grad = [1]float32{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 38 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 37 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	scratch.train_2_grad[0] += train_3_grad[0] / 192
+
+	// backprop of op 35 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 1536 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &labels[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &labels[0][0][0], &scratch.train_2_grad[0])
+	} else {
+		scratch.train_cross_entropy_1_logp_grad = [2][96][8]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
+		for i0 := range 2 {
+			for i1 := range 96 {
+				labelsRow2 := &labels[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_gradRow[i2] += labelsRow2[i2] * train_2_gradV
+				}
+			}
+		}
+	}
+
+	// backprop of op 34 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// float32 along-rows sub reduction kernel, 192 rows of 8 elements into 192 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc15 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc15 -= train_cross_entropy_1_logp_gradRow2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc15
+			}
+		}
+	}
+
+	// backprop of op 33 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_3_gradRow := &scratch.train_cross_entropy_1_logp_3_grad[i0]
+		train_cross_entropy_1_logp_2Row2 := &scratch.train_cross_entropy_1_logp_2[i0]
+		train_cross_entropy_1_logp_2_gradRow := &scratch.train_cross_entropy_1_logp_2_grad[i0]
+		for i1 := range 96 {
+			train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+		}
+	}
+
+	// backprop of op 31 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 192 rows of 8 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 30 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// float32 along-rows sub reduction kernel, 192 rows of 8 elements into 192 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc16 := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc16 -= train_cross_entropy_1_logp_gradRow4[i2]
+				}
+				scratch.train_cross_entropy_1_m_grad[i0][i1][0] = acc16
+			}
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@29 = 8 (no winner yet)
+	for j23 := range 2 {
+		for j24 := range 96 {
+			scratch.train_cross_entropy_1_m_argmax_29[j23][j24][0] = 8
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 8); w is train.cross_entropy#1/m.argmax@29
+	// float32 along-rows min reduction kernel, 192 rows of 8 elements into 192 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
+		ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc17 := scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0]
+				for i2 := range 8 {
+					var r25 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r25 = 1
+					}
+					r26 := float32(8)
+					if r25 != 0 {
+						r26 = scratch.ordinals_1[i2]
+					}
+					acc17 = min(acc17, r26)
+				}
+				scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0] = acc17
+			}
+		}
+	}
+
+	// backprop of op 29 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// float32 pointwise kernel over 192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_29[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				train_cross_entropy_1_m_argmax_29V := scratch.train_cross_entropy_1_m_argmax_29[i0][i1][0]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 8 {
+					var r27 float32
+					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_29V {
+						r27 = 1
+					}
+					r28 := float32(0)
+					if r27 != 0 {
+						r28 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logp_gradRow5[i2] += r28
+				}
+			}
+		}
+	}
+
+	// backprop of op 28 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// float32 across-rows add reduction kernel, 192 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 2 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
+				for i2 := range 8 {
+					acc18 := gNetLinear1B[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow6[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow7[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow8[i2]
+					acc18 += train_cross_entropy_1_logp_gradRow9[i2]
+					gNetLinear1B[i2] = acc18
+				}
+			}
+		}
+	}
+
+	// backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// float32 broadcast kernel M=8 N=64 K=192: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&gNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&gNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.net_x1[0][0][0])
+	} else {
+		*gNetLinear1W = [512]float32{}
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_x1Row3 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2 : 64*i2+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += train_cross_entropy_1_logp_gradV * net_x1Row3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 27 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// float32 broadcast kernel M=192 N=64 K=8: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&scratch.net_x1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm11AVX2(&scratch.net_x1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &pNetLinear1W[0])
+	} else {
+		scratch.net_x1_grad = [2][96][64]float32{}
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+3]
+					for i3 := range 64 {
+						acc19 := net_x1_gradRow[i3]
+						acc19 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logp_gradV2
+						acc19 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logp_gradV3
+						acc19 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logp_gradV4
+						acc19 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logp_gradV5
+						net_x1_gradRow[i3] = acc19
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.masked_attention#1.w_o.grad
+	// 2 parts of i3 on the pool.
+	rec23 := ocannlNetWholeBackwardPart22Records.Get()
+	rec23.gNetMaskedAttention1WO = gNetMaskedAttention1WO
+	rec23.scratch = scratch
+
+	// backprop of op 25 (_net/x1.1 = compose "*" of net.masked_attention#1.w_o, net.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.masked_attention#1/ctx.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ctx_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec24 := ocannlNetWholeBackwardPart23Records.Get()
+	rec24.pNetMaskedAttention1WO = pNetMaskedAttention1WO
+	rec24.scratch = scratch
+
+	// backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g1 =+ g * v2; g1 is net.masked_attention#1/attn.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_attn_grad = [2][96][2][96]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec25 := ocannlNetWholeBackwardPart24Records.Get()
+	rec25.scratch = scratch
+
+	// backprop of op 24 (net.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.masked_attention#1/attn, net.masked_attention#1/v): g2 =+ v1 * g; g2 is net.masked_attention#1/v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_v_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec26 := ocannlNetWholeBackwardPart25Records.Get()
+	rec26.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec23, rec24, rec25, rec26)
+	*rec23 = ocannlNetWholeBackwardPart22{}
+	ocannlNetWholeBackwardPart22Records.Put(rec23)
+	*rec24 = ocannlNetWholeBackwardPart23{}
+	ocannlNetWholeBackwardPart23Records.Put(rec24)
+	*rec25 = ocannlNetWholeBackwardPart24{}
+	ocannlNetWholeBackwardPart24Records.Put(rec25)
+	*rec26 = ocannlNetWholeBackwardPart25{}
+	ocannlNetWholeBackwardPart25Records.Put(rec26)
+
+	// backprop of op 23 (net.masked_attention#1/attn = pointwise where of mask, _net.masked_attention#1/attn.2, _num.3): g2 =+ where(v1, g, 0); g2 is _net.masked_attention#1/attn.2.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_attn_2_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec27 := ocannlNetWholeBackwardPart26Records.Get()
+	rec27.mask = mask
+	rec27.scratch = scratch
+	region.Run(rec27, 8)
+	*rec27 = ocannlNetWholeBackwardPart26{}
+	ocannlNetWholeBackwardPart26Records.Put(rec27)
+
+	// backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.masked_attention#1/ex.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ex_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec28 := ocannlNetWholeBackwardPart27Records.Get()
+	rec28.scratch = scratch
+
+	// backprop of op 22 (_net.masked_attention#1/attn.2 = pointwise "/." of net.masked_attention#1/ex, _net.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.masked_attention#1/attn.1.grad
+	// 8 parts of i1 on the pool.
+	rec29 := ocannlNetWholeBackwardPart28Records.Get()
+	rec29.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec28, rec29)
+	*rec28 = ocannlNetWholeBackwardPart27{}
+	ocannlNetWholeBackwardPart27Records.Put(rec28)
+	*rec29 = ocannlNetWholeBackwardPart28{}
+	ocannlNetWholeBackwardPart28Records.Put(rec29)
+
+	// backprop of op 21 (_net.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/ex): g1 =+ g; g1 is net.masked_attention#1/ex.grad
+	// 8 parts of i1 on the pool.
+	rec30 := ocannlNetWholeBackwardPart29Records.Get()
+	rec30.scratch = scratch
+	region.Run(rec30, 8)
+	*rec30 = ocannlNetWholeBackwardPart29{}
+	ocannlNetWholeBackwardPart29Records.Put(rec30)
+
+	// backprop of op 20 (net.masked_attention#1/ex = pointwise exp of _net.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.masked_attention#1/ex.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_ex_1_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec31 := ocannlNetWholeBackwardPart30Records.Get()
+	rec31.scratch = scratch
+	region.Run(rec31, 8)
+	*rec31 = ocannlNetWholeBackwardPart30{}
+	ocannlNetWholeBackwardPart30Records.Put(rec31)
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): net.masked_attention#1/m.argmax@18 = 96 (no winner yet)
+
+	// float32 pointwise kernel over 384 elements (c = 96): AVX512, AVX2.
+
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_masked_attention_1_m_argmax_18[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.net_masked_attention_1_m_argmax_18[0][0][0][0])
+	} else {
+		for j35 := range 2 {
+			for j36 := range 96 {
+				for j37 := range 2 {
+					scratch.net_masked_attention_1_m_argmax_18[j35][j36][j37][0] = 96
+				}
+			}
+		}
+	}
+
+	// backprop of op 19 (_net.masked_attention#1/ex.1 = pointwise "-" of net.masked_attention#1/masked, net.masked_attention#1/m): g2 =- g; g2 is net.masked_attention#1/m.grad
+	// 8 parts of i1 on the pool.
+	rec32 := ocannlNetWholeBackwardPart31Records.Get()
+	rec32.scratch = scratch
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 96); w is net.masked_attention#1/m.argmax@18
+	// 8 parts of i1 on the pool.
+	rec33 := ocannlNetWholeBackwardPart32Records.Get()
+	rec33.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec32, rec33)
+	*rec32 = ocannlNetWholeBackwardPart31{}
+	ocannlNetWholeBackwardPart31Records.Put(rec32)
+	*rec33 = ocannlNetWholeBackwardPart32{}
+	ocannlNetWholeBackwardPart32Records.Put(rec33)
+
+	// backprop of op 18 (net.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.masked_attention#1/masked.grad
+	// 8 parts of i1 on the pool.
+	rec34 := ocannlNetWholeBackwardPart33Records.Get()
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlNetWholeBackwardPart33{}
+	ocannlNetWholeBackwardPart33Records.Put(rec34)
+
+	// backprop of op 16 (net.masked_attention#1/scores = pointwise "/." of _net.masked_attention#1/scores.1, _net.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.masked_attention#1/scores.1.grad, with backprop of op 17 (net.masked_attention#1/masked = pointwise where of mask, net.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.masked_attention#1/scores.grad fused
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_scores_1_grad = [2][96][2][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec35 := ocannlNetWholeBackwardPart34Records.Get()
+	rec35.mask = mask
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlNetWholeBackwardPart34{}
+	ocannlNetWholeBackwardPart34Records.Put(rec35)
+
+	// backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g1 =+ g * v2; g1 is net.masked_attention#1/q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_q_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec36 := ocannlNetWholeBackwardPart35Records.Get()
+	rec36.scratch = scratch
+
+	// backprop of op 14 (_net.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.masked_attention#1/q, net.masked_attention#1/k): g2 =+ v1 * g; g2 is net.masked_attention#1/k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_k_grad = [2][96][2][32]float32{}
+	}
+	// 2 parts of i0 on the pool.
+	rec37 := ocannlNetWholeBackwardPart36Records.Get()
+	rec37.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec36, rec37)
+	*rec36 = ocannlNetWholeBackwardPart35{}
+	ocannlNetWholeBackwardPart35Records.Put(rec36)
+	*rec37 = ocannlNetWholeBackwardPart36{}
+	ocannlNetWholeBackwardPart36Records.Put(rec37)
+
+	// backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_v.grad
+	// 2 parts of i4 on the pool.
+	rec38 := ocannlNetWholeBackwardPart37Records.Get()
+	rec38.gNetMaskedAttention1WV = gNetMaskedAttention1WV
+	rec38.scratch = scratch
+
+	// backprop of op 13 (net.masked_attention#1/v = compose "*" of net.masked_attention#1.w_v, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_masked_attention_1_x_grad = [2][96][64]float32{}
+	}
+	// 2 parts of i4 on the pool.
+	rec39 := ocannlNetWholeBackwardPart38Records.Get()
+	rec39.pNetMaskedAttention1WV = pNetMaskedAttention1WV
+	rec39.scratch = scratch
+
+	// backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_k.grad
+	// 2 parts of i4 on the pool.
+	rec40 := ocannlNetWholeBackwardPart39Records.Get()
+	rec40.gNetMaskedAttention1WK = gNetMaskedAttention1WK
+	rec40.scratch = scratch
+
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec38, rec39, rec40)
+	*rec38 = ocannlNetWholeBackwardPart37{}
+	ocannlNetWholeBackwardPart37Records.Put(rec38)
+	*rec39 = ocannlNetWholeBackwardPart38{}
+	ocannlNetWholeBackwardPart38Records.Put(rec39)
+	*rec40 = ocannlNetWholeBackwardPart39{}
+	ocannlNetWholeBackwardPart39Records.Put(rec40)
+
+	// backprop of op 12 (net.masked_attention#1/k = compose "*" of net.masked_attention#1.w_k, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	// 2 parts of i4 on the pool.
+	rec41 := ocannlNetWholeBackwardPart40Records.Get()
+	rec41.pNetMaskedAttention1WK = pNetMaskedAttention1WK
+	rec41.scratch = scratch
+
+	// backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g1 =+ g * v2; g1 is net.masked_attention#1.w_q.grad
+	// 2 parts of i4 on the pool.
+	rec42 := ocannlNetWholeBackwardPart41Records.Get()
+	rec42.gNetMaskedAttention1WQ = gNetMaskedAttention1WQ
+	rec42.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec41, rec42)
+	*rec41 = ocannlNetWholeBackwardPart40{}
+	ocannlNetWholeBackwardPart40Records.Put(rec41)
+	*rec42 = ocannlNetWholeBackwardPart41{}
+	ocannlNetWholeBackwardPart41Records.Put(rec42)
+
+	// backprop of op 11 (net.masked_attention#1/q = compose "*" of net.masked_attention#1.w_q, net.masked_attention#1/x): g2 =+ v1 * g; g2 is net.masked_attention#1/x.grad
+	// 2 parts of i4 on the pool.
+	rec43 := ocannlNetWholeBackwardPart42Records.Get()
+	rec43.pNetMaskedAttention1WQ = pNetMaskedAttention1WQ
+	rec43.scratch = scratch
+	region.Run(rec43, 2)
+	*rec43 = ocannlNetWholeBackwardPart42{}
+	ocannlNetWholeBackwardPart42Records.Put(rec43)
+
+	// backprop of op 10 (net.masked_attention#1/x = pointwise "+" of _net.masked_attention#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
+	// 2 parts of i0 on the pool.
+	rec44 := ocannlNetWholeBackwardPart43Records.Get()
+	rec44.scratch = scratch
+
+	// backprop of op 6 (_net.masked_attention#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad, with backprop of op 9 (_net.masked_attention#1/x.4 = pointwise "/." of _net.masked_attention#1/x.1, _net.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.masked_attention#1/x.1.grad fused
+	// 2 parts of i0 on the pool.
+	rec45 := ocannlNetWholeBackwardPart44Records.Get()
+	rec45.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(2, rec44, rec45)
+	// The 2 partial sums, added in part order.
+	for j50 := range 64 {
+		acc29 := gNetLayerNorm1Beta[j50]
+		acc29 += rec44.gNetLayerNorm1BetaPartial[0][j50]
+		acc29 += rec44.gNetLayerNorm1BetaPartial[1][j50]
+		gNetLayerNorm1Beta[j50] = acc29
+	}
+	rec44.scratch = nil
+	ocannlNetWholeBackwardPart43Records.Put(rec44)
+	// The 2 partial sums, added in part order.
+	for j52 := range 64 {
+		acc31 := gNetLayerNorm1Gamma[j52]
+		acc31 += rec45.gNetLayerNorm1GammaPartial[0][j52]
+		acc31 += rec45.gNetLayerNorm1GammaPartial[1][j52]
+		gNetLayerNorm1Gamma[j52] = acc31
+	}
+	rec45.scratch = nil
+	ocannlNetWholeBackwardPart44Records.Put(rec45)
+}
+
+// ocannlNetWholeBackwardScratch holds the local arrays of ocannlNetWholeBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlNetWholeBackwardScratch struct {
+	net_layer_norm_1_mean_1              [2][96][1]float32
+	net_layer_norm_1_mean                [2][96][1]float32
+	net_layer_norm_1_centered            [2][96][64]float32
+	net_layer_norm_1_var_2               [2][96][1]float32
+	net_layer_norm_1_var                 [2][96][1]float32
+	net_masked_attention_1_x_2           [2][96][1]float32
+	net_masked_attention_1_x_3           [2][96][1]float32
+	net_masked_attention_1_x             [2][96][64]float32
+	net_masked_attention_1_q             [2][96][2][32]float32
+	net_masked_attention_1_k             [2][96][2][32]float32
+	net_masked_attention_1_v             [2][96][2][32]float32
+	net_masked_attention_1_scores_1      [2][96][2][96]float32
+	net_masked_attention_1_scores_2      [1]float32
+	net_masked_attention_1_masked        [2][96][2][96]float32
+	net_masked_attention_1_m             [2][96][2][1]float32
+	net_masked_attention_1_ex            [2][96][2][96]float32
+	net_masked_attention_1_attn_1        [2][96][2][1]float32
+	net_masked_attention_1_attn          [2][96][2][96]float32
+	net_masked_attention_1_ctx           [2][96][2][32]float32
+	net_x1_1                             [2][96][64]float32
+	net_x1                               [2][96][64]float32
+	train_cross_entropy_1_logits_1       [2][96][8]float32
+	train_cross_entropy_1_logits         [2][96][8]float32
+	train_cross_entropy_1_m              [2][96][1]float32
+	train_cross_entropy_1_z              [2][96][8]float32
+	train_cross_entropy_1_logp_1         [2][96][8]float32
+	train_cross_entropy_1_logp_2         [2][96][1]float32
+	train_cross_entropy_1_logp_3         [2][96][1]float32
+	train_1                              [2][96][8]float32
+	net_masked_attention_1_x_grad        [2][96][64]float32
+	net_masked_attention_1_q_grad        [2][96][2][32]float32
+	net_masked_attention_1_k_grad        [2][96][2][32]float32
+	net_masked_attention_1_v_grad        [2][96][2][32]float32
+	net_masked_attention_1_scores_1_grad [2][96][2][96]float32
+	net_masked_attention_1_m_grad        [2][96][2][1]float32
+	net_masked_attention_1_ex_1_grad     [2][96][2][96]float32
+	net_masked_attention_1_ex_grad       [2][96][2][96]float32
+	net_masked_attention_1_attn_1_grad   [2][96][2][1]float32
+	net_masked_attention_1_attn_2_grad   [2][96][2][96]float32
+	net_masked_attention_1_attn_grad     [2][96][2][96]float32
+	net_masked_attention_1_ctx_grad      [2][96][2][32]float32
+	net_x1_grad                          [2][96][64]float32
+	train_cross_entropy_1_m_grad         [2][96][1]float32
+	train_cross_entropy_1_logp_2_grad    [2][96][1]float32
+	train_cross_entropy_1_logp_3_grad    [2][96][1]float32
+	train_cross_entropy_1_logp_grad      [2][96][8]float32
+	train_2_grad                         [1]float32
+	ordinals_1                           [8]float32
+	train_cross_entropy_1_m_argmax_29    [2][96][1]float32
+	ordinals_2                           [96]float32
+	net_masked_attention_1_m_argmax_18   [2][96][2][1]float32
+}
+
+// ocannlNetWholeBackwardPart0 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart0 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlNetWholeBackwardPart0) Part(j int) {
+	x, scratch := r.x, r.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[i0][12*j][0], &x[i0][12*j][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				xRow := &x[i0][i1+12*j]
+				acc := float32(0)
+				for i2 := range 64 {
+					acc += xRow[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0][i1+12*j][0] = acc
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart0Records holds the free ocannlNetWholeBackwardPart0 records.
+var ocannlNetWholeBackwardPart0Records rt.Records[ocannlNetWholeBackwardPart0]
+
+// ocannlNetWholeBackwardPart1 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart1 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlNetWholeBackwardPart1) Part(j2 int) {
+	scratch := r2.scratch
+	// float32 along-rows add reduction kernel, 12 rows of 64 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[i0][12*j2][0], &scratch.net_layer_norm_1_centered[i0][12*j2][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+12*j2]
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0][i1+12*j2][0] = acc2
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart1Records holds the free ocannlNetWholeBackwardPart1 records.
+var ocannlNetWholeBackwardPart1Records rt.Records[ocannlNetWholeBackwardPart1]
+
+// ocannlNetWholeBackwardPart2 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart2 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 2).
+func (r3 *ocannlNetWholeBackwardPart2) Part(j3 int) {
+	pNetMaskedAttention1WQ, scratch := r3.pNetMaskedAttention1WQ, r3.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_masked_attention_1_q[j3][0][0][0], &scratch.net_masked_attention_1_x[j3][0][0], &pNetMaskedAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_masked_attention_1_q[j3][0][0][0], &scratch.net_masked_attention_1_x[j3][0][0], &pNetMaskedAttention1WQ[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow2 := &scratch.net_masked_attention_1_x[i0+j3][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						pNetMaskedAttention1WQRow := (*[64]float32)(pNetMaskedAttention1WQ[2048*i2+64*i3 : 2048*i2+64*i3+64])
+						acc3 := float32(0)
+						for i4 := range 64 {
+							acc3 += pNetMaskedAttention1WQRow[i4] * net_masked_attention_1_xRow2[i4]
+						}
+						scratch.net_masked_attention_1_q[i0+j3][i1][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart2Records holds the free ocannlNetWholeBackwardPart2 records.
+var ocannlNetWholeBackwardPart2Records rt.Records[ocannlNetWholeBackwardPart2]
+
+// ocannlNetWholeBackwardPart3 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart3 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 2).
+func (r4 *ocannlNetWholeBackwardPart3) Part(j4 int) {
+	pNetMaskedAttention1WK, scratch := r4.pNetMaskedAttention1WK, r4.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_masked_attention_1_k[j4][0][0][0], &scratch.net_masked_attention_1_x[j4][0][0], &pNetMaskedAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_masked_attention_1_k[j4][0][0][0], &scratch.net_masked_attention_1_x[j4][0][0], &pNetMaskedAttention1WK[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow3 := &scratch.net_masked_attention_1_x[i0+j4][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						pNetMaskedAttention1WKRow := (*[64]float32)(pNetMaskedAttention1WK[2048*i2+64*i3 : 2048*i2+64*i3+64])
+						acc4 := float32(0)
+						for i4 := range 64 {
+							acc4 += pNetMaskedAttention1WKRow[i4] * net_masked_attention_1_xRow3[i4]
+						}
+						scratch.net_masked_attention_1_k[i0+j4][i1][i2][i3] = acc4
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart3Records holds the free ocannlNetWholeBackwardPart3 records.
+var ocannlNetWholeBackwardPart3Records rt.Records[ocannlNetWholeBackwardPart3]
+
+// ocannlNetWholeBackwardPart4 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart4 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 2).
+func (r5 *ocannlNetWholeBackwardPart4) Part(j5 int) {
+	pNetMaskedAttention1WV, scratch := r5.pNetMaskedAttention1WV, r5.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_masked_attention_1_v[j5][0][0][0], &scratch.net_masked_attention_1_x[j5][0][0], &pNetMaskedAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_masked_attention_1_v[j5][0][0][0], &scratch.net_masked_attention_1_x[j5][0][0], &pNetMaskedAttention1WV[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow4 := &scratch.net_masked_attention_1_x[i0+j5][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						pNetMaskedAttention1WVRow := (*[64]float32)(pNetMaskedAttention1WV[2048*i2+64*i3 : 2048*i2+64*i3+64])
+						acc5 := float32(0)
+						for i4 := range 64 {
+							acc5 += pNetMaskedAttention1WVRow[i4] * net_masked_attention_1_xRow4[i4]
+						}
+						scratch.net_masked_attention_1_v[i0+j5][i1][i2][i3] = acc5
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart4Records holds the free ocannlNetWholeBackwardPart4 records.
+var ocannlNetWholeBackwardPart4Records rt.Records[ocannlNetWholeBackwardPart4]
+
+// ocannlNetWholeBackwardPart5 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart5 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 2).
+func (r6 *ocannlNetWholeBackwardPart5) Part(j6 int) {
+	scratch := r6.scratch
+	// float32 dot kernel M=96 N=96 K=32: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm1AVX512(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm1AVX2(&scratch.net_masked_attention_1_scores_1[i0+j6][0][i2][0], &scratch.net_masked_attention_1_q[i0+j6][0][i2][0], &scratch.net_masked_attention_1_k[i0+j6][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_qRow := &scratch.net_masked_attention_1_q[i0+j6][i1][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_kRow := &scratch.net_masked_attention_1_k[i0+j6][i3][i2]
+						acc6 := float32(0)
+						for i4 := range 32 {
+							acc6 += net_masked_attention_1_qRow[i4] * net_masked_attention_1_kRow[i4]
+						}
+						scratch.net_masked_attention_1_scores_1[i0+j6][i1][i2][i3] = acc6
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart5Records holds the free ocannlNetWholeBackwardPart5 records.
+var ocannlNetWholeBackwardPart5Records rt.Records[ocannlNetWholeBackwardPart5]
+
+// ocannlNetWholeBackwardPart6 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart6 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlNetWholeBackwardPart6) Part(j7 int) {
+	mask, scratch := r8.mask, r8.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX512(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap2AVX2(&scratch.net_masked_attention_1_masked[i0][12*j7][i2][0], &mask[i0][12*j7][0], &scratch.net_masked_attention_1_scores_1[i0][12*j7][i2][0], &scratch.net_masked_attention_1_scores_2[0])
+			}
+		}
+	} else {
+		net_masked_attention_1_scores_2V := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow := &mask[i0][i1+12*j7]
+				for i2 := range 2 {
+					net_masked_attention_1_scores_1Row := &scratch.net_masked_attention_1_scores_1[i0][i1+12*j7][i2]
+					net_masked_attention_1_maskedRow := &scratch.net_masked_attention_1_masked[i0][i1+12*j7][i2]
+					for i3 := range 96 {
+						r7 := float32(-1e+09)
+						if maskRow[i3] != 0 {
+							r7 = net_masked_attention_1_scores_1Row[i3] / net_masked_attention_1_scores_2V
+						}
+						net_masked_attention_1_maskedRow[i3] = r7
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart6Records holds the free ocannlNetWholeBackwardPart6 records.
+var ocannlNetWholeBackwardPart6Records rt.Records[ocannlNetWholeBackwardPart6]
+
+// ocannlNetWholeBackwardPart7 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart7 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlNetWholeBackwardPart7) Part(j8 int) {
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 24 rows of 96 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce2AVX512(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce2AVX2(&scratch.net_masked_attention_1_m[i0][12*j8][0][0], &scratch.net_masked_attention_1_masked[i0][12*j8][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow2 := &scratch.net_masked_attention_1_masked[i0][i1+12*j8][i2]
+					acc7 := float32(math.Inf(-1))
+					for i3 := range 96 {
+						acc7 = max(acc7, net_masked_attention_1_maskedRow2[i3])
+					}
+					scratch.net_masked_attention_1_m[i0][i1+12*j8][i2][0] = acc7
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart7Records holds the free ocannlNetWholeBackwardPart7 records.
+var ocannlNetWholeBackwardPart7Records rt.Records[ocannlNetWholeBackwardPart7]
+
+// ocannlNetWholeBackwardPart8 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart8 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r10 *ocannlNetWholeBackwardPart8) Part(j9 int) {
+	scratch := r10.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap3AVX512(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap3AVX2(&scratch.net_masked_attention_1_ex[i0][12*j9][0][0], &scratch.net_masked_attention_1_masked[i0][12*j9][0][0], &scratch.net_masked_attention_1_m[i0][12*j9][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow3 := &scratch.net_masked_attention_1_masked[i0][i1+12*j9][i2]
+					net_masked_attention_1_mV := scratch.net_masked_attention_1_m[i0][i1+12*j9][i2][0]
+					net_masked_attention_1_exRow := &scratch.net_masked_attention_1_ex[i0][i1+12*j9][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_exRow[i3] = float32(math.Exp(float64(net_masked_attention_1_maskedRow3[i3] - net_masked_attention_1_mV)))
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart8Records holds the free ocannlNetWholeBackwardPart8 records.
+var ocannlNetWholeBackwardPart8Records rt.Records[ocannlNetWholeBackwardPart8]
+
+// ocannlNetWholeBackwardPart9 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart9 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r11 *ocannlNetWholeBackwardPart9) Part(j10 int) {
+	scratch := r11.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce3AVX512(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce3AVX2(&scratch.net_masked_attention_1_attn_1[i0][12*j10][0][0], &scratch.net_masked_attention_1_ex[i0][12*j10][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_exRow2 := &scratch.net_masked_attention_1_ex[i0][i1+12*j10][i2]
+					acc8 := float32(0)
+					for i3 := range 96 {
+						acc8 += net_masked_attention_1_exRow2[i3]
+					}
+					scratch.net_masked_attention_1_attn_1[i0][i1+12*j10][i2][0] = acc8
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart9Records holds the free ocannlNetWholeBackwardPart9 records.
+var ocannlNetWholeBackwardPart9Records rt.Records[ocannlNetWholeBackwardPart9]
+
+// ocannlNetWholeBackwardPart10 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart10 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r13 *ocannlNetWholeBackwardPart10) Part(j11 int) {
+	mask, scratch := r13.mask, r13.scratch
+	// float32 pointwise kernel over 12 rows of 96 elements (c = where(x0,div(x1,x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX512(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 2 {
+				ocannlMap4AVX2(&scratch.net_masked_attention_1_attn[i0][12*j11][i2][0], &mask[i0][12*j11][0], &scratch.net_masked_attention_1_ex[i0][12*j11][i2][0], &scratch.net_masked_attention_1_attn_1[i0][12*j11][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow2 := &mask[i0][i1+12*j11]
+				for i2 := range 2 {
+					net_masked_attention_1_exRow3 := &scratch.net_masked_attention_1_ex[i0][i1+12*j11][i2]
+					net_masked_attention_1_attn_1V := scratch.net_masked_attention_1_attn_1[i0][i1+12*j11][i2][0]
+					net_masked_attention_1_attnRow := &scratch.net_masked_attention_1_attn[i0][i1+12*j11][i2]
+					for i3 := range 96 {
+						r12 := float32(0)
+						if maskRow2[i3] != 0 {
+							r12 = net_masked_attention_1_exRow3[i3] / net_masked_attention_1_attn_1V
+						}
+						net_masked_attention_1_attnRow[i3] = r12
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart10Records holds the free ocannlNetWholeBackwardPart10 records.
+var ocannlNetWholeBackwardPart10Records rt.Records[ocannlNetWholeBackwardPart10]
+
+// ocannlNetWholeBackwardPart11 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart11 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j12 of the nest (0 <= j12 < 2).
+func (r14 *ocannlNetWholeBackwardPart11) Part(j12 int) {
+	scratch := r14.scratch
+	// float32 broadcast kernel M=96 N=32 K=96: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm5AVX512(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm5AVX2(&scratch.net_masked_attention_1_ctx[i0+j12][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j12][0][i2][0], &scratch.net_masked_attention_1_v[i0+j12][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_ctxRow := &scratch.net_masked_attention_1_ctx[i0+j12][i1][i2]
+					for i4 := 0; i4 < 96; i4 += 4 {
+						net_masked_attention_1_attnV := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4]
+						net_masked_attention_1_vRow := &scratch.net_masked_attention_1_v[i0+j12][i4][i2]
+						net_masked_attention_1_attnV2 := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4+1]
+						net_masked_attention_1_vRow2 := &scratch.net_masked_attention_1_v[i0+j12][i4+1][i2]
+						net_masked_attention_1_attnV3 := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4+2]
+						net_masked_attention_1_vRow3 := &scratch.net_masked_attention_1_v[i0+j12][i4+2][i2]
+						net_masked_attention_1_attnV4 := scratch.net_masked_attention_1_attn[i0+j12][i1][i2][i4+3]
+						net_masked_attention_1_vRow4 := &scratch.net_masked_attention_1_v[i0+j12][i4+3][i2]
+						for i3 := range 32 {
+							acc9 := net_masked_attention_1_ctxRow[i3]
+							acc9 += net_masked_attention_1_attnV * net_masked_attention_1_vRow[i3]
+							acc9 += net_masked_attention_1_attnV2 * net_masked_attention_1_vRow2[i3]
+							acc9 += net_masked_attention_1_attnV3 * net_masked_attention_1_vRow3[i3]
+							acc9 += net_masked_attention_1_attnV4 * net_masked_attention_1_vRow4[i3]
+							net_masked_attention_1_ctxRow[i3] = acc9
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart11Records holds the free ocannlNetWholeBackwardPart11 records.
+var ocannlNetWholeBackwardPart11Records rt.Records[ocannlNetWholeBackwardPart11]
+
+// ocannlNetWholeBackwardPart12 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart12 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j13 of the nest (0 <= j13 < 2).
+func (r15 *ocannlNetWholeBackwardPart12) Part(j13 int) {
+	pNetMaskedAttention1WO, scratch := r15.pNetMaskedAttention1WO, r15.scratch
+	// float32 dot kernel M=96 N=64 K=64: AVX512 broadcast 6x64 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_x1_1[j13][0][0], &scratch.net_masked_attention_1_ctx[j13][0][0][0], &pNetMaskedAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_x1_1[j13][0][0], &scratch.net_masked_attention_1_ctx[j13][0][0][0], &pNetMaskedAttention1WO[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 64 {
+					acc10 := float32(0)
+					for i3 := range 2 {
+						pNetMaskedAttention1WORow := (*[32]float32)(pNetMaskedAttention1WO[64*i2+32*i3 : 64*i2+32*i3+32])
+						net_masked_attention_1_ctxRow2 := &scratch.net_masked_attention_1_ctx[i0+j13][i1][i3]
+						for i4 := range 32 {
+							acc10 += pNetMaskedAttention1WORow[i4] * net_masked_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_x1_1[i0+j13][i1][i2] = acc10
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart12Records holds the free ocannlNetWholeBackwardPart12 records.
+var ocannlNetWholeBackwardPart12Records rt.Records[ocannlNetWholeBackwardPart12]
+
+// ocannlNetWholeBackwardPart13 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart13 struct {
+	x       *[2][96][64]float32
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j14 of the nest (0 <= j14 < 2).
+func (r16 *ocannlNetWholeBackwardPart13) Part(j14 int) {
+	x, scratch := r16.x, r16.scratch
+	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_x1[j14][0][0], &x[j14][0][0], &scratch.net_x1_1[j14][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				xRow3 := &x[i0+j14][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0+j14][i1]
+				net_x1Row := &scratch.net_x1[i0+j14][i1]
+				for i2 := range 64 {
+					net_x1Row[i2] = xRow3[i2] + net_x1_1Row[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart13Records holds the free ocannlNetWholeBackwardPart13 records.
+var ocannlNetWholeBackwardPart13Records rt.Records[ocannlNetWholeBackwardPart13]
+
+// ocannlNetWholeBackwardPart14 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart14 struct {
+	pNetLinear1W *[512]float32
+	scratch      *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j15 of the nest (0 <= j15 < 2).
+func (r17 *ocannlNetWholeBackwardPart14) Part(j15 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// float32 dot kernel M=96 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.train_cross_entropy_1_logits_1[j15][0][0], &scratch.net_x1[j15][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.train_cross_entropy_1_logits_1[j15][0][0], &scratch.net_x1[j15][0][0], &pNetLinear1W[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				net_x1Row2 := &scratch.net_x1[i0+j15][i1]
+				for i2 := range 8 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc11 := float32(0)
+					for i3 := range 64 {
+						acc11 += pNetLinear1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+j15][i1][i2] = acc11
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart14Records holds the free ocannlNetWholeBackwardPart14 records.
+var ocannlNetWholeBackwardPart14Records rt.Records[ocannlNetWholeBackwardPart14]
+
+// ocannlNetWholeBackwardPart15 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart15 struct {
+	pNetLinear1B *[8]float32
+	scratch      *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j16 of the nest (0 <= j16 < 2).
+func (r18 *ocannlNetWholeBackwardPart15) Part(j16 int) {
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.train_cross_entropy_1_logits[j16][0][0], &scratch.train_cross_entropy_1_logits_1[j16][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+j16][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+j16][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart15Records holds the free ocannlNetWholeBackwardPart15 records.
+var ocannlNetWholeBackwardPart15Records rt.Records[ocannlNetWholeBackwardPart15]
+
+// ocannlNetWholeBackwardPart16 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart16 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j17 of the nest (0 <= j17 < 2).
+func (r19 *ocannlNetWholeBackwardPart16) Part(j17 int) {
+	scratch := r19.scratch
+	// float32 along-rows max reduction kernel, 96 rows of 8 elements into 96 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j17][0][0], &scratch.train_cross_entropy_1_logits[j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+j17][i1]
+				acc12 := float32(math.Inf(-1))
+				for i2 := range 8 {
+					acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i2])
+				}
+				scratch.train_cross_entropy_1_m[i0+j17][i1][0] = acc12
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart16Records holds the free ocannlNetWholeBackwardPart16 records.
+var ocannlNetWholeBackwardPart16Records rt.Records[ocannlNetWholeBackwardPart16]
+
+// ocannlNetWholeBackwardPart17 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart17 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 2).
+func (r20 *ocannlNetWholeBackwardPart17) Part(j18 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.train_cross_entropy_1_z[j18][0][0], &scratch.train_cross_entropy_1_logits[j18][0][0], &scratch.train_cross_entropy_1_m[j18][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+j18][i1]
+				train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+j18][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+j18][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart17Records holds the free ocannlNetWholeBackwardPart17 records.
+var ocannlNetWholeBackwardPart17Records rt.Records[ocannlNetWholeBackwardPart17]
+
+// ocannlNetWholeBackwardPart18 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart18 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r21 *ocannlNetWholeBackwardPart18) Part(j19 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 768 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[j19][0][0], &scratch.train_cross_entropy_1_z[j19][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+j19][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+j19][i1]
+				for i2 := range 8 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart18Records holds the free ocannlNetWholeBackwardPart18 records.
+var ocannlNetWholeBackwardPart18Records rt.Records[ocannlNetWholeBackwardPart18]
+
+// ocannlNetWholeBackwardPart19 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart19 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 2).
+func (r22 *ocannlNetWholeBackwardPart19) Part(j20 int) {
+	scratch := r22.scratch
+	// float32 along-rows add reduction kernel, 96 rows of 8 elements into 96 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j20][0][0], &scratch.train_cross_entropy_1_logp_1[j20][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+j20][i1]
+				acc13 := float32(0)
+				for i2 := range 8 {
+					acc13 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logp_2[i0+j20][i1][0] = acc13
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart19Records holds the free ocannlNetWholeBackwardPart19 records.
+var ocannlNetWholeBackwardPart19Records rt.Records[ocannlNetWholeBackwardPart19]
+
+// ocannlNetWholeBackwardPart20 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart20 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r23 *ocannlNetWholeBackwardPart20) Part(j21 int) {
+	scratch := r23.scratch
+	// float32 pointwise kernel over 96 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logp_3[j21][0][0], &scratch.train_cross_entropy_1_logp_2[j21][0][0])
+	} else {
+		for i0 := range 1 {
+			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j21]
+			train_cross_entropy_1_logp_3Row := &scratch.train_cross_entropy_1_logp_3[i0+j21]
+			for i1 := range 96 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart20Records holds the free ocannlNetWholeBackwardPart20 records.
+var ocannlNetWholeBackwardPart20Records rt.Records[ocannlNetWholeBackwardPart20]
+
+// ocannlNetWholeBackwardPart21 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart21 struct {
+	labels  *[2][96][8]float32
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 2).
+func (r24 *ocannlNetWholeBackwardPart21) Part(j22 int) {
+	labels, scratch := r24.labels, r24.scratch
+	// float32 pointwise kernel over 96 rows of 8 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.train_1[j22][0][0], &labels[j22][0][0], &scratch.train_cross_entropy_1_z[j22][0][0], &scratch.train_cross_entropy_1_logp_3[j22][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				labelsRow := &labels[i0+j22][i1]
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0+j22][i1]
+				train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0+j22][i1][0]
+				train_1Row := &scratch.train_1[i0+j22][i1]
+				for i2 := range 8 {
+					train_1Row[i2] = labelsRow[i2] * (train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V)
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart21Records holds the free ocannlNetWholeBackwardPart21 records.
+var ocannlNetWholeBackwardPart21Records rt.Records[ocannlNetWholeBackwardPart21]
+
+// ocannlNetWholeBackwardPart22 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlNetWholeBackwardPart22 struct {
+	gNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 2).
+func (r29 *ocannlNetWholeBackwardPart22) Part(j25 int) {
+	gNetMaskedAttention1WO, scratch := r29.gNetMaskedAttention1WO, r29.scratch
+	// float32 broadcast kernel M=64 N=32 K=192: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&gNetMaskedAttention1WO[32*j25], &scratch.net_x1_grad[0][0][0], &scratch.net_masked_attention_1_ctx[0][0][j25][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&gNetMaskedAttention1WO[32*j25], &scratch.net_x1_grad[0][0][0], &scratch.net_masked_attention_1_ctx[0][0][j25][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				for i2 := range 64 {
+					net_x1_gradV := scratch.net_x1_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_masked_attention_1_ctxRow3 := &scratch.net_masked_attention_1_ctx[i0][i1][i3+j25]
+						gNetMaskedAttention1WORow := (*[32]float32)(gNetMaskedAttention1WO[64*i2+32*i3+32*j25 : 64*i2+32*i3+32*j25+32])
+						for i4 := range 32 {
+							gNetMaskedAttention1WORow[i4] += net_x1_gradV * net_masked_attention_1_ctxRow3[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart22Records holds the free ocannlNetWholeBackwardPart22 records.
+var ocannlNetWholeBackwardPart22Records rt.Records[ocannlNetWholeBackwardPart22]
+
+// ocannlNetWholeBackwardPart23 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart23 struct {
+	pNetMaskedAttention1WO *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 2).
+func (r30 *ocannlNetWholeBackwardPart23) Part(j26 int) {
+	pNetMaskedAttention1WO, scratch := r30.pNetMaskedAttention1WO, r30.scratch
+	// float32 broadcast kernel M=96 N=64 K=64: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&scratch.net_masked_attention_1_ctx_grad[j26][0][0][0], &scratch.net_x1_grad[j26][0][0], &pNetMaskedAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&scratch.net_masked_attention_1_ctx_grad[j26][0][0][0], &scratch.net_x1_grad[j26][0][0], &pNetMaskedAttention1WO[0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 64 {
+					net_x1_gradV2 := scratch.net_x1_grad[i0+j26][i1][i2]
+					for i3 := range 2 {
+						pNetMaskedAttention1WORow2 := (*[32]float32)(pNetMaskedAttention1WO[64*i2+32*i3 : 64*i2+32*i3+32])
+						net_masked_attention_1_ctx_gradRow := &scratch.net_masked_attention_1_ctx_grad[i0+j26][i1][i3]
+						for i4 := range 32 {
+							net_masked_attention_1_ctx_gradRow[i4] += pNetMaskedAttention1WORow2[i4] * net_x1_gradV2
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart23Records holds the free ocannlNetWholeBackwardPart23 records.
+var ocannlNetWholeBackwardPart23Records rt.Records[ocannlNetWholeBackwardPart23]
+
+// ocannlNetWholeBackwardPart24 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart24 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j27 of the nest (0 <= j27 < 2).
+func (r31 *ocannlNetWholeBackwardPart24) Part(j27 int) {
+	scratch := r31.scratch
+	// float32 dot kernel M=96 N=96 K=32: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm1AVX512(&scratch.net_masked_attention_1_attn_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_v[i0+j27][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm1AVX2(&scratch.net_masked_attention_1_attn_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j27][0][i2][0], &scratch.net_masked_attention_1_v[i0+j27][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 1 {
+			net_masked_attention_1_vRow5 := &scratch.net_masked_attention_1_v[i0+j27]
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_gradRow := &scratch.net_masked_attention_1_attn_grad[i0+j27][i1][i2]
+					for i3 := 0; i3 < 32; i3 += 4 {
+						net_masked_attention_1_ctx_gradV := scratch.net_masked_attention_1_ctx_grad[i0+j27][i1][i2][i3]
+						net_masked_attention_1_ctx_gradV2 := scratch.net_masked_attention_1_ctx_grad[i0+j27][i1][i2][i3+1]
+						net_masked_attention_1_ctx_gradV3 := scratch.net_masked_attention_1_ctx_grad[i0+j27][i1][i2][i3+2]
+						net_masked_attention_1_ctx_gradV4 := scratch.net_masked_attention_1_ctx_grad[i0+j27][i1][i2][i3+3]
+						for i4 := range 96 {
+							acc20 := net_masked_attention_1_attn_gradRow[i4]
+							acc20 += net_masked_attention_1_ctx_gradV * net_masked_attention_1_vRow5[i4][i2][i3]
+							acc20 += net_masked_attention_1_ctx_gradV2 * net_masked_attention_1_vRow5[i4][i2][i3+1]
+							acc20 += net_masked_attention_1_ctx_gradV3 * net_masked_attention_1_vRow5[i4][i2][i3+2]
+							acc20 += net_masked_attention_1_ctx_gradV4 * net_masked_attention_1_vRow5[i4][i2][i3+3]
+							net_masked_attention_1_attn_gradRow[i4] = acc20
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart24Records holds the free ocannlNetWholeBackwardPart24 records.
+var ocannlNetWholeBackwardPart24Records rt.Records[ocannlNetWholeBackwardPart24]
+
+// ocannlNetWholeBackwardPart25 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart25 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j28 of the nest (0 <= j28 < 2).
+func (r32 *ocannlNetWholeBackwardPart25) Part(j28 int) {
+	scratch := r32.scratch
+	// float32 broadcast kernel M=96 N=32 K=96: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm14AVX512(&scratch.net_masked_attention_1_v_grad[i0+j28][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j28][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j28][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm14AVX2(&scratch.net_masked_attention_1_v_grad[i0+j28][0][i2][0], &scratch.net_masked_attention_1_attn[i0+j28][0][i2][0], &scratch.net_masked_attention_1_ctx_grad[i0+j28][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			net_masked_attention_1_v_gradRow := &scratch.net_masked_attention_1_v_grad[i0+j28]
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_attnRow2 := &scratch.net_masked_attention_1_attn[i0+j28][i1][i2]
+					for i3 := range 32 {
+						net_masked_attention_1_ctx_gradV5 := scratch.net_masked_attention_1_ctx_grad[i0+j28][i1][i2][i3]
+						for i4 := range 96 {
+							net_masked_attention_1_v_gradRow[i4][i2][i3] += net_masked_attention_1_attnRow2[i4] * net_masked_attention_1_ctx_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart25Records holds the free ocannlNetWholeBackwardPart25 records.
+var ocannlNetWholeBackwardPart25Records rt.Records[ocannlNetWholeBackwardPart25]
+
+// ocannlNetWholeBackwardPart26 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart26 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r34 *ocannlNetWholeBackwardPart26) Part(j29 int) {
+	mask, scratch := r34.mask, r34.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12x2 rows of 96 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap14AVX512(&scratch.net_masked_attention_1_attn_2_grad[i0][12*j29][0][0], &mask[i0][12*j29][0], &scratch.net_masked_attention_1_attn_grad[i0][12*j29][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap14AVX2(&scratch.net_masked_attention_1_attn_2_grad[i0][12*j29][0][0], &mask[i0][12*j29][0], &scratch.net_masked_attention_1_attn_grad[i0][12*j29][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow3 := &mask[i0][i1+12*j29]
+				for i2 := range 2 {
+					net_masked_attention_1_attn_gradRow2 := &scratch.net_masked_attention_1_attn_grad[i0][i1+12*j29][i2]
+					net_masked_attention_1_attn_2_gradRow := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j29][i2]
+					for i3 := range 96 {
+						r33 := float32(0)
+						if maskRow3[i3] != 0 {
+							r33 = net_masked_attention_1_attn_gradRow2[i3]
+						}
+						net_masked_attention_1_attn_2_gradRow[i3] += r33
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart26Records holds the free ocannlNetWholeBackwardPart26 records.
+var ocannlNetWholeBackwardPart26Records rt.Records[ocannlNetWholeBackwardPart26]
+
+// ocannlNetWholeBackwardPart27 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart27 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r35 *ocannlNetWholeBackwardPart27) Part(j30 int) {
+	scratch := r35.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 24 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap15AVX512(&scratch.net_masked_attention_1_ex_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j30][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap15AVX2(&scratch.net_masked_attention_1_ex_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j30][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j30][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_2_gradRow2 := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j30][i2]
+					net_masked_attention_1_attn_1V2 := scratch.net_masked_attention_1_attn_1[i0][i1+12*j30][i2][0]
+					net_masked_attention_1_ex_gradRow := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j30][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_gradRow[i3] += net_masked_attention_1_attn_2_gradRow2[i3] / net_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart27Records holds the free ocannlNetWholeBackwardPart27 records.
+var ocannlNetWholeBackwardPart27Records rt.Records[ocannlNetWholeBackwardPart27]
+
+// ocannlNetWholeBackwardPart28 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart28 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r36 *ocannlNetWholeBackwardPart28) Part(j31 int) {
+	scratch := r36.scratch
+	// float32 along-rows add reduction kernel, 24 rows of 96 elements into 24 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_masked_attention_1_attn_1_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_ex[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j31][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_masked_attention_1_attn_1_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_2_grad[i0][12*j31][0][0], &scratch.net_masked_attention_1_ex[i0][12*j31][0][0], &scratch.net_masked_attention_1_attn_1[i0][12*j31][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_2_gradRow3 := &scratch.net_masked_attention_1_attn_2_grad[i0][i1+12*j31][i2]
+					net_masked_attention_1_exRow4 := &scratch.net_masked_attention_1_ex[i0][i1+12*j31][i2]
+					v := scratch.net_masked_attention_1_attn_1[i0][i1+12*j31][i2][0] * scratch.net_masked_attention_1_attn_1[i0][i1+12*j31][i2][0]
+					acc21 := scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j31][i2][0]
+					for i3 := range 96 {
+						acc21 += net_masked_attention_1_attn_2_gradRow3[i3] * (-(net_masked_attention_1_exRow4[i3] / v))
+					}
+					scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j31][i2][0] = acc21
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart28Records holds the free ocannlNetWholeBackwardPart28 records.
+var ocannlNetWholeBackwardPart28Records rt.Records[ocannlNetWholeBackwardPart28]
+
+// ocannlNetWholeBackwardPart29 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart29 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r37 *ocannlNetWholeBackwardPart29) Part(j32 int) {
+	scratch := r37.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap16AVX512(&scratch.net_masked_attention_1_ex_grad[i0][12*j32][0][0], &scratch.net_masked_attention_1_attn_1_grad[i0][12*j32][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap16AVX2(&scratch.net_masked_attention_1_ex_grad[i0][12*j32][0][0], &scratch.net_masked_attention_1_attn_1_grad[i0][12*j32][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_attn_1_gradV := scratch.net_masked_attention_1_attn_1_grad[i0][i1+12*j32][i2][0]
+					net_masked_attention_1_ex_gradRow2 := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j32][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_gradRow2[i3] += net_masked_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart29Records holds the free ocannlNetWholeBackwardPart29 records.
+var ocannlNetWholeBackwardPart29Records rt.Records[ocannlNetWholeBackwardPart29]
+
+// ocannlNetWholeBackwardPart30 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart30 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r38 *ocannlNetWholeBackwardPart30) Part(j33 int) {
+	scratch := r38.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2304 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap17AVX512(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex[i0][12*j33][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap17AVX2(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex_grad[i0][12*j33][0][0], &scratch.net_masked_attention_1_ex[i0][12*j33][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_ex_gradRow3 := &scratch.net_masked_attention_1_ex_grad[i0][i1+12*j33][i2]
+					net_masked_attention_1_exRow5 := &scratch.net_masked_attention_1_ex[i0][i1+12*j33][i2]
+					net_masked_attention_1_ex_1_gradRow := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j33][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_ex_1_gradRow[i3] += net_masked_attention_1_ex_gradRow3[i3] * net_masked_attention_1_exRow5[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart30Records holds the free ocannlNetWholeBackwardPart30 records.
+var ocannlNetWholeBackwardPart30Records rt.Records[ocannlNetWholeBackwardPart30]
+
+// ocannlNetWholeBackwardPart31 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart31 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r39 *ocannlNetWholeBackwardPart31) Part(j34 int) {
+	scratch := r39.scratch
+	// float32 along-rows sub reduction kernel, 24 rows of 96 elements into 24 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce11AVX512(&scratch.net_masked_attention_1_m_grad[i0][12*j34][0][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j34][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_masked_attention_1_m_grad[i0][12*j34][0][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j34][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_ex_1_gradRow2 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j34][i2]
+					acc22 := scratch.net_masked_attention_1_m_grad[i0][i1+12*j34][i2][0]
+					for i3 := range 96 {
+						acc22 -= net_masked_attention_1_ex_1_gradRow2[i3]
+					}
+					scratch.net_masked_attention_1_m_grad[i0][i1+12*j34][i2][0] = acc22
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart31Records holds the free ocannlNetWholeBackwardPart31 records.
+var ocannlNetWholeBackwardPart31Records rt.Records[ocannlNetWholeBackwardPart31]
+
+// ocannlNetWholeBackwardPart32 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart32 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r42 *ocannlNetWholeBackwardPart32) Part(j38 int) {
+	scratch := r42.scratch
+	// float32 along-rows min reduction kernel, 24 rows of 96 elements into 24 cells (c = c min where(eq(x0,x1),x2,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_masked_attention_1_m_argmax_18[i0][12*j38][0][0], &scratch.net_masked_attention_1_masked[i0][12*j38][0][0], &scratch.net_masked_attention_1_m[i0][12*j38][0][0], &scratch.ordinals_2[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_masked_attention_1_m_argmax_18[i0][12*j38][0][0], &scratch.net_masked_attention_1_masked[i0][12*j38][0][0], &scratch.net_masked_attention_1_m[i0][12*j38][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_maskedRow4 := &scratch.net_masked_attention_1_masked[i0][i1+12*j38][i2]
+					net_masked_attention_1_mV2 := scratch.net_masked_attention_1_m[i0][i1+12*j38][i2][0]
+					acc23 := scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j38][i2][0]
+					for i3 := range 96 {
+						var r40 float32
+						if net_masked_attention_1_maskedRow4[i3] == net_masked_attention_1_mV2 {
+							r40 = 1
+						}
+						r41 := float32(96)
+						if r40 != 0 {
+							r41 = scratch.ordinals_2[i3]
+						}
+						acc23 = min(acc23, r41)
+					}
+					scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j38][i2][0] = acc23
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart32Records holds the free ocannlNetWholeBackwardPart32 records.
+var ocannlNetWholeBackwardPart32Records rt.Records[ocannlNetWholeBackwardPart32]
+
+// ocannlNetWholeBackwardPart33 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart33 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r45 *ocannlNetWholeBackwardPart33) Part(j39 int) {
+	scratch := r45.scratch
+	// float32 pointwise kernel over 24 rows of 96 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap19AVX512(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j39][0][0], &scratch.ordinals_2[0], &scratch.net_masked_attention_1_m_argmax_18[i0][12*j39][0][0], &scratch.net_masked_attention_1_m_grad[i0][12*j39][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap19AVX2(&scratch.net_masked_attention_1_ex_1_grad[i0][12*j39][0][0], &scratch.ordinals_2[0], &scratch.net_masked_attention_1_m_argmax_18[i0][12*j39][0][0], &scratch.net_masked_attention_1_m_grad[i0][12*j39][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 2 {
+					net_masked_attention_1_m_argmax_18V := scratch.net_masked_attention_1_m_argmax_18[i0][i1+12*j39][i2][0]
+					net_masked_attention_1_m_gradV := scratch.net_masked_attention_1_m_grad[i0][i1+12*j39][i2][0]
+					net_masked_attention_1_ex_1_gradRow3 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j39][i2]
+					for i3 := range 96 {
+						var r43 float32
+						if scratch.ordinals_2[i3] == net_masked_attention_1_m_argmax_18V {
+							r43 = 1
+						}
+						r44 := float32(0)
+						if r43 != 0 {
+							r44 = net_masked_attention_1_m_gradV
+						}
+						net_masked_attention_1_ex_1_gradRow3[i3] += r44
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart33Records holds the free ocannlNetWholeBackwardPart33 records.
+var ocannlNetWholeBackwardPart33Records rt.Records[ocannlNetWholeBackwardPart33]
+
+// ocannlNetWholeBackwardPart34 is the task record of a loop nest of ocannlNetWholeBackward that runs in 8 parts, one
+// for each 12 values of i1 (see rt.Pool).
+type ocannlNetWholeBackwardPart34 struct {
+	mask    *[2][96][96]float32
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r47 *ocannlNetWholeBackwardPart34) Part(j40 int) {
+	mask, scratch := r47.mask, r47.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12x2 rows of 96 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap20AVX512(&scratch.net_masked_attention_1_scores_1_grad[i0][12*j40][0][0], &mask[i0][12*j40][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j40][0][0], &scratch.net_masked_attention_1_scores_2[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap20AVX2(&scratch.net_masked_attention_1_scores_1_grad[i0][12*j40][0][0], &mask[i0][12*j40][0], &scratch.net_masked_attention_1_ex_1_grad[i0][12*j40][0][0], &scratch.net_masked_attention_1_scores_2[0])
+		}
+	} else {
+		net_masked_attention_1_scores_2V2 := scratch.net_masked_attention_1_scores_2[0]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				maskRow4 := &mask[i0][i1+12*j40]
+				for i2 := range 2 {
+					net_masked_attention_1_ex_1_gradRow4 := &scratch.net_masked_attention_1_ex_1_grad[i0][i1+12*j40][i2]
+					net_masked_attention_1_scores_1_gradRow := &scratch.net_masked_attention_1_scores_1_grad[i0][i1+12*j40][i2]
+					for i3 := range 96 {
+						r46 := float32(0)
+						if maskRow4[i3] != 0 {
+							r46 = net_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_masked_attention_1_scores_1_gradRow[i3] += (r46 + 0) / net_masked_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart34Records holds the free ocannlNetWholeBackwardPart34 records.
+var ocannlNetWholeBackwardPart34Records rt.Records[ocannlNetWholeBackwardPart34]
+
+// ocannlNetWholeBackwardPart35 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart35 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j41 of the nest (0 <= j41 < 2).
+func (r48 *ocannlNetWholeBackwardPart35) Part(j41 int) {
+	scratch := r48.scratch
+	// float32 broadcast kernel M=96 N=32 K=96: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm5AVX512(&scratch.net_masked_attention_1_q_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_k[i0+j41][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm5AVX2(&scratch.net_masked_attention_1_q_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j41][0][i2][0], &scratch.net_masked_attention_1_k[i0+j41][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_q_gradRow := &scratch.net_masked_attention_1_q_grad[i0+j41][i1][i2]
+					for i3 := 0; i3 < 96; i3 += 4 {
+						net_masked_attention_1_scores_1_gradV := scratch.net_masked_attention_1_scores_1_grad[i0+j41][i1][i2][i3]
+						net_masked_attention_1_kRow2 := &scratch.net_masked_attention_1_k[i0+j41][i3][i2]
+						net_masked_attention_1_scores_1_gradV2 := scratch.net_masked_attention_1_scores_1_grad[i0+j41][i1][i2][i3+1]
+						net_masked_attention_1_kRow3 := &scratch.net_masked_attention_1_k[i0+j41][i3+1][i2]
+						net_masked_attention_1_scores_1_gradV3 := scratch.net_masked_attention_1_scores_1_grad[i0+j41][i1][i2][i3+2]
+						net_masked_attention_1_kRow4 := &scratch.net_masked_attention_1_k[i0+j41][i3+2][i2]
+						net_masked_attention_1_scores_1_gradV4 := scratch.net_masked_attention_1_scores_1_grad[i0+j41][i1][i2][i3+3]
+						net_masked_attention_1_kRow5 := &scratch.net_masked_attention_1_k[i0+j41][i3+3][i2]
+						for i4 := range 32 {
+							acc24 := net_masked_attention_1_q_gradRow[i4]
+							acc24 += net_masked_attention_1_scores_1_gradV * net_masked_attention_1_kRow2[i4]
+							acc24 += net_masked_attention_1_scores_1_gradV2 * net_masked_attention_1_kRow3[i4]
+							acc24 += net_masked_attention_1_scores_1_gradV3 * net_masked_attention_1_kRow4[i4]
+							acc24 += net_masked_attention_1_scores_1_gradV4 * net_masked_attention_1_kRow5[i4]
+							net_masked_attention_1_q_gradRow[i4] = acc24
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart35Records holds the free ocannlNetWholeBackwardPart35 records.
+var ocannlNetWholeBackwardPart35Records rt.Records[ocannlNetWholeBackwardPart35]
+
+// ocannlNetWholeBackwardPart36 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart36 struct {
+	scratch *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j42 of the nest (0 <= j42 < 2).
+func (r49 *ocannlNetWholeBackwardPart36) Part(j42 int) {
+	scratch := r49.scratch
+	// float32 broadcast kernel M=96 N=32 K=96: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm14AVX512(&scratch.net_masked_attention_1_k_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_q[i0+j42][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 2 {
+				ocannlGemm14AVX2(&scratch.net_masked_attention_1_k_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_scores_1_grad[i0+j42][0][i2][0], &scratch.net_masked_attention_1_q[i0+j42][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			for i1 := range 96 {
+				for i2 := range 2 {
+					net_masked_attention_1_qRow2 := &scratch.net_masked_attention_1_q[i0+j42][i1][i2]
+					for i3 := range 96 {
+						net_masked_attention_1_scores_1_gradV5 := scratch.net_masked_attention_1_scores_1_grad[i0+j42][i1][i2][i3]
+						net_masked_attention_1_k_gradRow := &scratch.net_masked_attention_1_k_grad[i0+j42][i3][i2]
+						for i4 := range 32 {
+							net_masked_attention_1_k_gradRow[i4] += net_masked_attention_1_qRow2[i4] * net_masked_attention_1_scores_1_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart36Records holds the free ocannlNetWholeBackwardPart36 records.
+var ocannlNetWholeBackwardPart36Records rt.Records[ocannlNetWholeBackwardPart36]
+
+// ocannlNetWholeBackwardPart37 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 32 values of i4 (see rt.Pool).
+type ocannlNetWholeBackwardPart37 struct {
+	gNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j43 of the nest (0 <= j43 < 2).
+func (r50 *ocannlNetWholeBackwardPart37) Part(j43 int) {
+	gNetMaskedAttention1WV, scratch := r50.gNetMaskedAttention1WV, r50.scratch
+	// float32 broadcast kernel M=64 N=32 K=192: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&gNetMaskedAttention1WV[32*j43], &scratch.net_masked_attention_1_v_grad[0][0][0][0], &scratch.net_masked_attention_1_x[0][0][32*j43])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&gNetMaskedAttention1WV[32*j43], &scratch.net_masked_attention_1_v_grad[0][0][0][0], &scratch.net_masked_attention_1_x[0][0][32*j43])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow5 := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						net_masked_attention_1_v_gradV := scratch.net_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetMaskedAttention1WVRow := (*[32]float32)(gNetMaskedAttention1WV[2048*i2+64*i3+32*j43 : 2048*i2+64*i3+32*j43+32])
+						for i4 := range 32 {
+							gNetMaskedAttention1WVRow[i4] += net_masked_attention_1_v_gradV * net_masked_attention_1_xRow5[i4+32*j43]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart37Records holds the free ocannlNetWholeBackwardPart37 records.
+var ocannlNetWholeBackwardPart37Records rt.Records[ocannlNetWholeBackwardPart37]
+
+// ocannlNetWholeBackwardPart38 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 32 values of i4 (see rt.Pool).
+type ocannlNetWholeBackwardPart38 struct {
+	pNetMaskedAttention1WV *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j44 of the nest (0 <= j44 < 2).
+func (r51 *ocannlNetWholeBackwardPart38) Part(j44 int) {
+	pNetMaskedAttention1WV, scratch := r51.pNetMaskedAttention1WV, r51.scratch
+	// float32 broadcast kernel M=192 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&scratch.net_masked_attention_1_x_grad[0][0][32*j44], &scratch.net_masked_attention_1_v_grad[0][0][0][0], &pNetMaskedAttention1WV[32*j44])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&scratch.net_masked_attention_1_x_grad[0][0][32*j44], &scratch.net_masked_attention_1_v_grad[0][0][0][0], &pNetMaskedAttention1WV[32*j44])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_masked_attention_1_x_gradRow := &scratch.net_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					for i3 := 0; i3 < 32; i3 += 4 {
+						pNetMaskedAttention1WVRow2 := (*[32]float32)(pNetMaskedAttention1WV[2048*i2+64*i3+32*j44 : 2048*i2+64*i3+32*j44+32])
+						net_masked_attention_1_v_gradV2 := scratch.net_masked_attention_1_v_grad[i0][i1][i2][i3]
+						pNetMaskedAttention1WVRow3 := (*[32]float32)(pNetMaskedAttention1WV[2048*i2+64*i3+32*j44+64 : 2048*i2+64*i3+32*j44+96])
+						net_masked_attention_1_v_gradV3 := scratch.net_masked_attention_1_v_grad[i0][i1][i2][i3+1]
+						pNetMaskedAttention1WVRow4 := (*[32]float32)(pNetMaskedAttention1WV[2048*i2+64*i3+32*j44+128 : 2048*i2+64*i3+32*j44+160])
+						net_masked_attention_1_v_gradV4 := scratch.net_masked_attention_1_v_grad[i0][i1][i2][i3+2]
+						pNetMaskedAttention1WVRow5 := (*[32]float32)(pNetMaskedAttention1WV[2048*i2+64*i3+32*j44+192 : 2048*i2+64*i3+32*j44+224])
+						net_masked_attention_1_v_gradV5 := scratch.net_masked_attention_1_v_grad[i0][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc25 := net_masked_attention_1_x_gradRow[i4+32*j44]
+							acc25 += pNetMaskedAttention1WVRow2[i4] * net_masked_attention_1_v_gradV2
+							acc25 += pNetMaskedAttention1WVRow3[i4] * net_masked_attention_1_v_gradV3
+							acc25 += pNetMaskedAttention1WVRow4[i4] * net_masked_attention_1_v_gradV4
+							acc25 += pNetMaskedAttention1WVRow5[i4] * net_masked_attention_1_v_gradV5
+							net_masked_attention_1_x_gradRow[i4+32*j44] = acc25
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart38Records holds the free ocannlNetWholeBackwardPart38 records.
+var ocannlNetWholeBackwardPart38Records rt.Records[ocannlNetWholeBackwardPart38]
+
+// ocannlNetWholeBackwardPart39 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 32 values of i4 (see rt.Pool).
+type ocannlNetWholeBackwardPart39 struct {
+	gNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j45 of the nest (0 <= j45 < 2).
+func (r52 *ocannlNetWholeBackwardPart39) Part(j45 int) {
+	gNetMaskedAttention1WK, scratch := r52.gNetMaskedAttention1WK, r52.scratch
+	// float32 broadcast kernel M=64 N=32 K=192: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&gNetMaskedAttention1WK[32*j45], &scratch.net_masked_attention_1_k_grad[0][0][0][0], &scratch.net_masked_attention_1_x[0][0][32*j45])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&gNetMaskedAttention1WK[32*j45], &scratch.net_masked_attention_1_k_grad[0][0][0][0], &scratch.net_masked_attention_1_x[0][0][32*j45])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow6 := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						net_masked_attention_1_k_gradV := scratch.net_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetMaskedAttention1WKRow := (*[32]float32)(gNetMaskedAttention1WK[2048*i2+64*i3+32*j45 : 2048*i2+64*i3+32*j45+32])
+						for i4 := range 32 {
+							gNetMaskedAttention1WKRow[i4] += net_masked_attention_1_k_gradV * net_masked_attention_1_xRow6[i4+32*j45]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart39Records holds the free ocannlNetWholeBackwardPart39 records.
+var ocannlNetWholeBackwardPart39Records rt.Records[ocannlNetWholeBackwardPart39]
+
+// ocannlNetWholeBackwardPart40 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 32 values of i4 (see rt.Pool).
+type ocannlNetWholeBackwardPart40 struct {
+	pNetMaskedAttention1WK *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j46 of the nest (0 <= j46 < 2).
+func (r53 *ocannlNetWholeBackwardPart40) Part(j46 int) {
+	pNetMaskedAttention1WK, scratch := r53.pNetMaskedAttention1WK, r53.scratch
+	// float32 broadcast kernel M=192 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&scratch.net_masked_attention_1_x_grad[0][0][32*j46], &scratch.net_masked_attention_1_k_grad[0][0][0][0], &pNetMaskedAttention1WK[32*j46])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&scratch.net_masked_attention_1_x_grad[0][0][32*j46], &scratch.net_masked_attention_1_k_grad[0][0][0][0], &pNetMaskedAttention1WK[32*j46])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_masked_attention_1_x_gradRow2 := &scratch.net_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					for i3 := 0; i3 < 32; i3 += 4 {
+						pNetMaskedAttention1WKRow2 := (*[32]float32)(pNetMaskedAttention1WK[2048*i2+64*i3+32*j46 : 2048*i2+64*i3+32*j46+32])
+						net_masked_attention_1_k_gradV2 := scratch.net_masked_attention_1_k_grad[i0][i1][i2][i3]
+						pNetMaskedAttention1WKRow3 := (*[32]float32)(pNetMaskedAttention1WK[2048*i2+64*i3+32*j46+64 : 2048*i2+64*i3+32*j46+96])
+						net_masked_attention_1_k_gradV3 := scratch.net_masked_attention_1_k_grad[i0][i1][i2][i3+1]
+						pNetMaskedAttention1WKRow4 := (*[32]float32)(pNetMaskedAttention1WK[2048*i2+64*i3+32*j46+128 : 2048*i2+64*i3+32*j46+160])
+						net_masked_attention_1_k_gradV4 := scratch.net_masked_attention_1_k_grad[i0][i1][i2][i3+2]
+						pNetMaskedAttention1WKRow5 := (*[32]float32)(pNetMaskedAttention1WK[2048*i2+64*i3+32*j46+192 : 2048*i2+64*i3+32*j46+224])
+						net_masked_attention_1_k_gradV5 := scratch.net_masked_attention_1_k_grad[i0][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc26 := net_masked_attention_1_x_gradRow2[i4+32*j46]
+							acc26 += pNetMaskedAttention1WKRow2[i4] * net_masked_attention_1_k_gradV2
+							acc26 += pNetMaskedAttention1WKRow3[i4] * net_masked_attention_1_k_gradV3
+							acc26 += pNetMaskedAttention1WKRow4[i4] * net_masked_attention_1_k_gradV4
+							acc26 += pNetMaskedAttention1WKRow5[i4] * net_masked_attention_1_k_gradV5
+							net_masked_attention_1_x_gradRow2[i4+32*j46] = acc26
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart40Records holds the free ocannlNetWholeBackwardPart40 records.
+var ocannlNetWholeBackwardPart40Records rt.Records[ocannlNetWholeBackwardPart40]
+
+// ocannlNetWholeBackwardPart41 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 32 values of i4 (see rt.Pool).
+type ocannlNetWholeBackwardPart41 struct {
+	gNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j47 of the nest (0 <= j47 < 2).
+func (r54 *ocannlNetWholeBackwardPart41) Part(j47 int) {
+	gNetMaskedAttention1WQ, scratch := r54.gNetMaskedAttention1WQ, r54.scratch
+	// float32 broadcast kernel M=64 N=32 K=192: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&gNetMaskedAttention1WQ[32*j47], &scratch.net_masked_attention_1_q_grad[0][0][0][0], &scratch.net_masked_attention_1_x[0][0][32*j47])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&gNetMaskedAttention1WQ[32*j47], &scratch.net_masked_attention_1_q_grad[0][0][0][0], &scratch.net_masked_attention_1_x[0][0][32*j47])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_masked_attention_1_xRow7 := &scratch.net_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 32 {
+						net_masked_attention_1_q_gradV := scratch.net_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetMaskedAttention1WQRow := (*[32]float32)(gNetMaskedAttention1WQ[2048*i2+64*i3+32*j47 : 2048*i2+64*i3+32*j47+32])
+						for i4 := range 32 {
+							gNetMaskedAttention1WQRow[i4] += net_masked_attention_1_q_gradV * net_masked_attention_1_xRow7[i4+32*j47]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart41Records holds the free ocannlNetWholeBackwardPart41 records.
+var ocannlNetWholeBackwardPart41Records rt.Records[ocannlNetWholeBackwardPart41]
+
+// ocannlNetWholeBackwardPart42 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 32 values of i4 (see rt.Pool).
+type ocannlNetWholeBackwardPart42 struct {
+	pNetMaskedAttention1WQ *[4096]float32
+	scratch                *ocannlNetWholeBackwardScratch
+}
+
+// Part runs part j48 of the nest (0 <= j48 < 2).
+func (r55 *ocannlNetWholeBackwardPart42) Part(j48 int) {
+	pNetMaskedAttention1WQ, scratch := r55.pNetMaskedAttention1WQ, r55.scratch
+	// float32 broadcast kernel M=192 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&scratch.net_masked_attention_1_x_grad[0][0][32*j48], &scratch.net_masked_attention_1_q_grad[0][0][0][0], &pNetMaskedAttention1WQ[32*j48])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&scratch.net_masked_attention_1_x_grad[0][0][32*j48], &scratch.net_masked_attention_1_q_grad[0][0][0][0], &pNetMaskedAttention1WQ[32*j48])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 96 {
+				net_masked_attention_1_x_gradRow3 := &scratch.net_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					for i3 := 0; i3 < 32; i3 += 4 {
+						pNetMaskedAttention1WQRow2 := (*[32]float32)(pNetMaskedAttention1WQ[2048*i2+64*i3+32*j48 : 2048*i2+64*i3+32*j48+32])
+						net_masked_attention_1_q_gradV2 := scratch.net_masked_attention_1_q_grad[i0][i1][i2][i3]
+						pNetMaskedAttention1WQRow3 := (*[32]float32)(pNetMaskedAttention1WQ[2048*i2+64*i3+32*j48+64 : 2048*i2+64*i3+32*j48+96])
+						net_masked_attention_1_q_gradV3 := scratch.net_masked_attention_1_q_grad[i0][i1][i2][i3+1]
+						pNetMaskedAttention1WQRow4 := (*[32]float32)(pNetMaskedAttention1WQ[2048*i2+64*i3+32*j48+128 : 2048*i2+64*i3+32*j48+160])
+						net_masked_attention_1_q_gradV4 := scratch.net_masked_attention_1_q_grad[i0][i1][i2][i3+2]
+						pNetMaskedAttention1WQRow5 := (*[32]float32)(pNetMaskedAttention1WQ[2048*i2+64*i3+32*j48+192 : 2048*i2+64*i3+32*j48+224])
+						net_masked_attention_1_q_gradV5 := scratch.net_masked_attention_1_q_grad[i0][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc27 := net_masked_attention_1_x_gradRow3[i4+32*j48]
+							acc27 += pNetMaskedAttention1WQRow2[i4] * net_masked_attention_1_q_gradV2
+							acc27 += pNetMaskedAttention1WQRow3[i4] * net_masked_attention_1_q_gradV3
+							acc27 += pNetMaskedAttention1WQRow4[i4] * net_masked_attention_1_q_gradV4
+							acc27 += pNetMaskedAttention1WQRow5[i4] * net_masked_attention_1_q_gradV5
+							net_masked_attention_1_x_gradRow3[i4+32*j48] = acc27
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart42Records holds the free ocannlNetWholeBackwardPart42 records.
+var ocannlNetWholeBackwardPart42Records rt.Records[ocannlNetWholeBackwardPart42]
+
+// ocannlNetWholeBackwardPart43 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart43 struct {
+	scratch                   *ocannlNetWholeBackwardScratch
+	gNetLayerNorm1BetaPartial [2][64]float32
+}
+
+// Part runs part j49 of the nest (0 <= j49 < 2).
+func (r56 *ocannlNetWholeBackwardPart43) Part(j49 int) {
+	scratch, gNetLayerNorm1BetaPartial := r56.scratch, &r56.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j49] = [64]float32{}
+	// float32 across-rows add reduction kernel, 96 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_masked_attention_1_x_grad[j49][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce13AVX2(&gNetLayerNorm1BetaPartial[j49][0], &scratch.net_masked_attention_1_x_grad[j49][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j49]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				net_masked_attention_1_x_gradRow4 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1]
+				net_masked_attention_1_x_gradRow5 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+1]
+				net_masked_attention_1_x_gradRow6 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+2]
+				net_masked_attention_1_x_gradRow7 := &scratch.net_masked_attention_1_x_grad[i0+j49][i1+3]
+				for i2 := range 64 {
+					acc28 := gNetLayerNorm1BetaPartialRow[i2]
+					acc28 += net_masked_attention_1_x_gradRow4[i2]
+					acc28 += net_masked_attention_1_x_gradRow5[i2]
+					acc28 += net_masked_attention_1_x_gradRow6[i2]
+					acc28 += net_masked_attention_1_x_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc28
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart43Records holds the free ocannlNetWholeBackwardPart43 records.
+var ocannlNetWholeBackwardPart43Records rt.Records[ocannlNetWholeBackwardPart43]
+
+// ocannlNetWholeBackwardPart44 is the task record of a loop nest of ocannlNetWholeBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlNetWholeBackwardPart44 struct {
+	scratch                    *ocannlNetWholeBackwardScratch
+	gNetLayerNorm1GammaPartial [2][64]float32
+}
+
+// Part runs part j51 of the nest (0 <= j51 < 2).
+func (r57 *ocannlNetWholeBackwardPart44) Part(j51 int) {
+	scratch, gNetLayerNorm1GammaPartial := r57.scratch, &r57.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j51] = [64]float32{}
+	// float32 across-rows add reduction kernel, 96 rows of 64 elements into 64 cells (c = c add mul(add(div(x0,x1),0),x2)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&gNetLayerNorm1GammaPartial[j51][0], &scratch.net_masked_attention_1_x_grad[j51][0][0], &scratch.net_masked_attention_1_x_3[j51][0][0], &scratch.net_layer_norm_1_centered[j51][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLayerNorm1GammaPartial[j51][0], &scratch.net_masked_attention_1_x_grad[j51][0][0], &scratch.net_masked_attention_1_x_3[j51][0][0], &scratch.net_layer_norm_1_centered[j51][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j51]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 96; i1 += 4 {
+				net_masked_attention_1_x_gradRow8 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1]
+				net_masked_attention_1_x_3V2 := scratch.net_masked_attention_1_x_3[i0+j51][i1][0]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+j51][i1]
+				net_masked_attention_1_x_gradRow9 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+1]
+				net_masked_attention_1_x_3V3 := scratch.net_masked_attention_1_x_3[i0+j51][i1+1][0]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+j51][i1+1]
+				net_masked_attention_1_x_gradRow10 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+2]
+				net_masked_attention_1_x_3V4 := scratch.net_masked_attention_1_x_3[i0+j51][i1+2][0]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+j51][i1+2]
+				net_masked_attention_1_x_gradRow11 := &scratch.net_masked_attention_1_x_grad[i0+j51][i1+3]
+				net_masked_attention_1_x_3V5 := scratch.net_masked_attention_1_x_3[i0+j51][i1+3][0]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+j51][i1+3]
+				for i2 := range 64 {
+					acc30 := gNetLayerNorm1GammaPartialRow[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow8[i2] / net_masked_attention_1_x_3V2) + 0) * net_layer_norm_1_centeredRow4[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow9[i2] / net_masked_attention_1_x_3V3) + 0) * net_layer_norm_1_centeredRow5[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow10[i2] / net_masked_attention_1_x_3V4) + 0) * net_layer_norm_1_centeredRow6[i2]
+					acc30 += ((net_masked_attention_1_x_gradRow11[i2] / net_masked_attention_1_x_3V5) + 0) * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc30
+				}
+			}
+		}
+	}
+}
+
+// ocannlNetWholeBackwardPart44Records holds the free ocannlNetWholeBackwardPart44 records.
+var ocannlNetWholeBackwardPart44Records rt.Records[ocannlNetWholeBackwardPart44]
 
 // An "invalid array index" compiler error here means that a constant the
 // kernels above were specialized for has changed: re-run ocannlgen.

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "1806ab40ad9c04d9ba255787dc3b4f49e0fc2a16d876b64902337c11f661a4e8"
+const ocannlDirectives = "e9ec153ab29e9d14a6537852ca18b92abfb9e2c80c9004f6f515dff9e8601cd7"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
