@@ -207,6 +207,10 @@ type kgen struct {
 	// winoForms holds, by operation and statement, the rt/wino form
 	// (its note) of each nest the Winograd tiers run there (Schedule).
 	winoForms map[[2]int]string
+	// maskForms holds, by operation and statement, how the assembly
+	// tiers run a contraction when its mask is causal (masks.go;
+	// Schedule).
+	maskForms map[[2]int]string
 	units     []*schedule.Unit
 	chains    []schedule.Chain
 	// fillOff0 is added to the first axis's index of the region fills

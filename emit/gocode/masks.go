@@ -366,6 +366,10 @@ func (k *kgen) maskBlocks(n *asm.Nest, st *loopir.Store, loops []*loopir.For) *m
 			plan.blocks = append(plan.blocks, maskCall{spec: spec, zero: zero})
 		}
 		plan.desc = maskDesc(sr, rr, upper)
+		if k.maskForms == nil {
+			k.maskForms = map[[2]int]string{}
+		}
+		k.maskForms[[2]int{k.curOp, k.curStmt}] = plan.desc
 		return plan
 	}
 	return nil

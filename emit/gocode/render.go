@@ -259,5 +259,6 @@ func Schedule(kn *desc.Kernel, opt Options) (*schedule.Schedule, error) {
 	s := schedule.Plan(kn.Prog, schedule.Options{Elem: kn.Elem, Targets: targets, Parallel: opt.Parallel,
 		Model: kn.PoolParam, Scratch: kn.Scratch != "", Keep: paramSet(kn.Params), Outputs: outputSet(kn.Params), BF16: kn.BF16, BF16Operands: kn.BF16Operands})
 	s.AttachWinograd(k.winoForms)
+	s.AttachMaskBlocks(k.maskForms)
 	return s, s.Attach(k.units, k.chains)
 }

@@ -243,6 +243,16 @@ func (s *Schedule) AttachWinograd(forms map[[2]int]string) {
 	}
 }
 
+// AttachMaskBlocks records, for each nest (by operation and statement),
+// how the assembly tiers run it when its mask is causal
+// (Nest.MaskBlocks).
+func (s *Schedule) AttachMaskBlocks(forms map[[2]int]string) {
+	for i := range s.Nests {
+		n := &s.Nests[i]
+		n.MaskBlocks = forms[[2]int{n.Op, n.Stmt}]
+	}
+}
+
 // Attach records what the Go emitter decided while rendering the
 // schedule's program (with the same options): units are the parallel
 // nests and margin resets it split, chains the chains it formed of them.

@@ -42,6 +42,15 @@ func (s *Schedule) Kernels() string {
 
 // kernelLine is the nest's kernel as one line.
 func (n *Nest) kernelLine(s *Schedule) string {
+	line := n.kernelForm(s)
+	if n.MaskBlocks != "" {
+		line += "; when the mask is causal, " + n.MaskBlocks
+	}
+	return line
+}
+
+// kernelForm is kernelLine without the mask's blocks.
+func (n *Nest) kernelForm(s *Schedule) string {
 	switch {
 	case n.Data:
 		return "Go loops, serial, in IR order (a gather: positions read from an index input); an innermost loop over a contiguous row runs in a map kernel when the row is long enough"

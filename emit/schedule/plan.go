@@ -91,6 +91,11 @@ type Nest struct {
 	// input gradient or its kernel gradient; the Go emitter decides it,
 	// Schedule.AttachWinograd records it).
 	Winograd string
+	// MaskBlocks, when not empty, says how the assembly tiers run the
+	// contraction when its mask is causal in the call (in diagonal
+	// blocks; the Go emitter decides it, Schedule.AttachMaskBlocks
+	// records it).
+	MaskBlocks string
 	// Plan is how the Go loops run it (all of it, or the branch taken
 	// when no tier is on).
 	Plan *LoopPlan
