@@ -400,3 +400,23 @@ func TestKernelGrad(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelGradRejectsPad: the kernel gradients read a padded x, so
+// they refuse a geometry with Pad.
+func TestKernelGradRejectsPad(t *testing.T) {
+	g := Geom{H: 4, W: 4, C: 16, O: 16, XRow: 4 * 16, YRow: 4 * 16, Pad: true}
+	if err := g.Check(); err != nil {
+		t.Fatalf("Check: %v (Conv takes it)", err)
+	}
+	if err := g.checkGrad(); err == nil || !errors.Is(err, ErrGeom) {
+		t.Fatalf("checkGrad = %v, want an ErrGeom", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("KernelGrad took an unpadded x")
+		}
+	}()
+	x, dy := make([]float32, 6*6*16), make([]float32, 4*4*16)
+	dw, acc := make([]float32, 9*16*16), make([]float32, GradAccLen(16, 16))
+	KernelGrad(&dw[0], &x[0], &dy[0], &acc[0], g, 9*16, 3*16, 16)
+}
