@@ -3,6 +3,7 @@
 package maskcheck
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/rt"
 )
 
@@ -56,6 +58,31 @@ func grads(threads int, avx512, avx2, open bool) (float32, []float32) {
 	return loss, append([]float32(nil), g...)
 }
 
+// sameBits fails t unless a and b hold the same bits.
+func sameBits(t *testing.T, what string, a, b []float32) {
+	t.Helper()
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Fatalf("%s: gradient %d: %v and %v", what, i, a[i], b[i])
+		}
+	}
+}
+
+// checkDiffs fails t when a field of got differs from want by more than
+// tol of the field's largest reference value, and logs each field's.
+func checkDiffs(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	for _, d := range testutil.FieldDiffs(reflect.TypeOf(Net{}.Grads), got, want) {
+		if d.Big == 0 {
+			t.Fatalf("%s: %s: all gradients zero in the reference (the test checks nothing)", what, d.Name)
+		}
+		if d.Worst > tol {
+			t.Errorf("%s: %s: off by %.2g of the largest gradient", what, d.Name, d.Worst)
+		}
+		t.Logf("%s: %s: largest difference %.2g of the largest gradient", what, d.Name, d.Worst)
+	}
+}
+
 // TestGeneratedUsesMaskBlocks: the forward pass's two attention products
 // and the backward pass's six run in diagonal blocks when the mask is
 // causal, in the assembly tiers.
@@ -94,12 +121,7 @@ func TestMaskBlocksAgainstLoops(t *testing.T) {
 		if loss != loss2 {
 			t.Fatalf("open=%v: loss %v on 1 thread, %v on 2", open, loss, loss2)
 		}
-		for i := range g {
-			if math.Float32bits(g[i]) != math.Float32bits(g2[i]) {
-				t.Fatalf("open=%v: gradient %d: %v on 1 thread, %v on 2", open, i, g[i], g2[i])
-			}
-		}
-		gt := reflect.TypeOf(Net{}.Grads)
+		sameBits(t, fmt.Sprintf("open=%v, 1 and 2 threads", open), g, g2)
 		for _, ref := range []struct {
 			name         string
 			avx512, avx2 bool
@@ -108,30 +130,7 @@ func TestMaskBlocksAgainstLoops(t *testing.T) {
 			if d := math.Abs(float64(loss - rloss)); d > 1e-5*math.Abs(float64(rloss)) {
 				t.Errorf("open=%v: loss %v in the best tier, %v in %s", open, loss, rloss, ref.name)
 			}
-			off := 0
-			for i := range gt.NumField() {
-				n := int(gt.Field(i).Type.Size() / 4)
-				big := 0.0
-				for _, v := range rg[off : off+n] {
-					big = max(big, math.Abs(float64(v)))
-				}
-				if big == 0 {
-					t.Fatalf("%s: all gradients zero in %s (the test checks nothing)", gt.Field(i).Name, ref.name)
-				}
-				worst := 0.0
-				for j := off; j < off+n; j++ {
-					d := math.Abs(float64(g[j] - rg[j]))
-					if math.IsNaN(float64(g[j])) {
-						d = math.Inf(1)
-					}
-					worst = max(worst, d/big)
-				}
-				if worst > 1e-5 {
-					t.Errorf("open=%v: %s: the best tier differs from %s by %.2g of the largest gradient", open, gt.Field(i).Name, ref.name, worst)
-				}
-				t.Logf("open=%v: %s against %s: largest difference %.2g of the largest gradient", open, gt.Field(i).Name, ref.name, worst)
-				off += n
-			}
+			checkDiffs(t, fmt.Sprintf("open=%v, the best tier against %s", open, ref.name), g, rg, 1e-5)
 		}
 	}
 }
@@ -155,43 +154,18 @@ func gradsBF16(threads int, open bool) (float32, []float32) {
 // product computed): 2e-2 of each gradient's largest (measured below
 // 6e-3). TestBlocksAgainstWhole checks the blocks themselves.
 func TestBF16MaskBlocks(t *testing.T) {
-	gt := reflect.TypeOf(NetBF16{}.Grads)
 	for _, open := range []bool{false, true} {
 		loss, g := gradsBF16(1, open)
 		loss2, g2 := gradsBF16(2, open)
 		if loss != loss2 {
 			t.Fatalf("open=%v: loss %v on 1 thread, %v on 2", open, loss, loss2)
 		}
-		for i := range g {
-			if math.Float32bits(g[i]) != math.Float32bits(g2[i]) {
-				t.Fatalf("open=%v: gradient %d: %v on 1 thread, %v on 2", open, i, g[i], g2[i])
-			}
-		}
+		sameBits(t, fmt.Sprintf("open=%v, bf16 on 1 and 2 threads", open), g, g2)
 		rloss, rg := grads(1, false, false, open)
 		if d := math.Abs(float64(loss - rloss)); d > 1e-2*math.Abs(float64(rloss)) {
 			t.Errorf("open=%v: loss %v in bf16, %v in float32", open, loss, rloss)
 		}
-		off := 0
-		for i := range gt.NumField() {
-			n := int(gt.Field(i).Type.Size() / 4)
-			big := 0.0
-			for _, v := range rg[off : off+n] {
-				big = max(big, math.Abs(float64(v)))
-			}
-			worst := 0.0
-			for j := off; j < off+n; j++ {
-				d := math.Abs(float64(g[j] - rg[j]))
-				if math.IsNaN(float64(g[j])) {
-					d = math.Inf(1)
-				}
-				worst = max(worst, d/big)
-			}
-			if worst > 2e-2 {
-				t.Errorf("open=%v: %s: bf16 differs from the float32 Go loops by %.2g of the largest gradient", open, gt.Field(i).Name, worst)
-			}
-			t.Logf("open=%v: %s: bf16 against the float32 Go loops: largest difference %.2g of the largest gradient", open, gt.Field(i).Name, worst)
-			off += n
-		}
+		checkDiffs(t, fmt.Sprintf("open=%v, bf16 against the float32 Go loops", open), g, rg, 2e-2)
 	}
 }
 
@@ -247,41 +221,10 @@ func TestBlocksAgainstWhole(t *testing.T) {
 			t.Fatalf("%s: %d gradients, %d in the whole network", c.name, len(c.got), len(c.whole))
 		}
 		if c.name == "bf16" {
-			differ := 0
-			for i := range c.got {
-				if math.Float32bits(c.got[i]) != math.Float32bits(c.whole[i]) {
-					if differ == 0 {
-						t.Errorf("%s: gradient %d: %v in blocks, %v whole", c.name, i, c.got[i], c.whole[i])
-					}
-					differ++
-				}
-			}
-			if differ > 0 {
-				t.Errorf("%s: %d of %d gradients differ", c.name, differ, len(c.got))
-			}
+			sameBits(t, "bf16, blocks and whole", c.got, c.whole)
 			continue
 		}
-		gt := reflect.TypeOf(Net{}.Grads)
-		off := 0
-		for i := range gt.NumField() {
-			n := int(gt.Field(i).Type.Size() / 4)
-			big, worst := 0.0, 0.0
-			for _, v := range c.whole[off : off+n] {
-				big = max(big, math.Abs(float64(v)))
-			}
-			for j := off; j < off+n; j++ {
-				d := math.Abs(float64(c.got[j] - c.whole[j]))
-				if math.IsNaN(float64(c.got[j])) {
-					d = math.Inf(1)
-				}
-				worst = max(worst, d/big)
-			}
-			if big == 0 || worst > 1e-6 {
-				t.Errorf("%s: %s: the blocks differ from the whole products by %.2g of the largest gradient (%g)", c.name, gt.Field(i).Name, worst, big)
-			}
-			t.Logf("%s: %s: blocks against whole: largest difference %.2g of the largest gradient", c.name, gt.Field(i).Name, worst)
-			off += n
-		}
+		checkDiffs(t, c.name+", blocks against whole", c.got, c.whole, 1e-6)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -241,4 +242,38 @@ func FillGrid(r *rand.Rand, vs []float64) {
 	for i := range vs {
 		vs[i] = math.Floor((r.Float64()*4-2)*1024) / 1024
 	}
+}
+
+// FieldDiff is how far one field of a gradient struct is from a
+// reference: Worst is the largest |got - want| over its cells divided by
+// Big, the largest |want| (+Inf for a NaN in got; Big is 0 when the
+// reference is all zeros, and the comparison then checks nothing).
+type FieldDiff struct {
+	Name       string
+	Worst, Big float64
+}
+
+// FieldDiffs compares got with want field by field, the two being the
+// float32 cells of values of the struct type gt (whose fields are float32
+// arrays) in memory order.
+func FieldDiffs(gt reflect.Type, got, want []float32) []FieldDiff {
+	var out []FieldDiff
+	off := 0
+	for i := range gt.NumField() {
+		n := int(gt.Field(i).Type.Size() / 4)
+		d := FieldDiff{Name: gt.Field(i).Name}
+		for _, v := range want[off : off+n] {
+			d.Big = max(d.Big, math.Abs(float64(v)))
+		}
+		for j := off; j < off+n; j++ {
+			e := math.Abs(float64(got[j] - want[j]))
+			if math.IsNaN(float64(got[j])) {
+				e = math.Inf(1)
+			}
+			d.Worst = max(d.Worst, e/d.Big)
+		}
+		out = append(out, d)
+		off += n
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/rt"
 )
 
@@ -101,29 +102,14 @@ func TestWinoAgainstDirect(t *testing.T) {
 		if d := math.Abs(float64(loss - rloss)); d > 1e-5*math.Abs(float64(rloss)) {
 			t.Errorf("loss %v in rt/wino, %v in %s", loss, rloss, ref.name)
 		}
-		off := 0
-		for i := range gt.NumField() {
-			n := int(gt.Field(i).Type.Size() / 4)
-			big := 0.0
-			for _, v := range rg[off : off+n] {
-				big = max(big, math.Abs(float64(v)))
+		for _, d := range testutil.FieldDiffs(gt, wino, rg) {
+			if d.Big == 0 {
+				t.Fatalf("%s: all gradients zero in %s (the test checks nothing)", d.Name, ref.name)
 			}
-			if big == 0 {
-				t.Fatalf("%s: all gradients zero in %s (the test checks nothing)", gt.Field(i).Name, ref.name)
+			if d.Worst > 1e-4 {
+				t.Errorf("%s: rt/wino differs from %s by %.2g of the largest gradient", d.Name, ref.name, d.Worst)
 			}
-			worst := 0.0
-			for j := off; j < off+n; j++ {
-				d := math.Abs(float64(wino[j] - rg[j]))
-				if math.IsNaN(float64(wino[j])) {
-					d = math.Inf(1)
-				}
-				worst = max(worst, d/big)
-			}
-			if worst > 1e-4 {
-				t.Errorf("%s: rt/wino differs from %s by %.2g of the largest gradient", gt.Field(i).Name, ref.name, worst)
-			}
-			t.Logf("%s against %s: largest difference %.2g of the largest gradient", gt.Field(i).Name, ref.name, worst)
-			off += n
+			t.Logf("%s against %s: largest difference %.2g of the largest gradient", d.Name, ref.name, d.Worst)
 		}
 	}
 }
