@@ -61,6 +61,12 @@ type Options struct {
 	// follow the contraction rules of docs/language.md exactly, at the
 	// direct kernels' speed (docs/design.md, "Winograd convolutions").
 	NoWinograd bool
+	// NoMaskBlocks runs the contractions over a causal mask whole in
+	// every tier (target.Kernels.MaskBlock 0): the products above the
+	// diagonal are then computed, so an Inf or NaN in an operand cell the
+	// mask zeroes reaches the sums as in the Go loops (docs/design.md,
+	// "Masks known at run time").
+	NoMaskBlocks bool
 }
 
 // Status says what Generate did (or, with Options.Check, would do) with a
@@ -298,9 +304,12 @@ func startPackage(p *packages.Package, opts Options) *pkgGen {
 	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &desc.File{Package: p.Name}}
 	if !opts.NoAsm && asmAvailable(p) {
 		tiers := asm.Tiers()
-		if opts.NoWinograd {
-			for i := range tiers {
+		for i := range tiers {
+			if opts.NoWinograd {
 				tiers[i].Vector.Winograd = false
+			}
+			if opts.NoMaskBlocks {
+				tiers[i].Kernels.MaskBlock = 0
 			}
 		}
 		g.goOpts.Asm = asm.NewSet(tiers...)

@@ -593,6 +593,27 @@ func writeStateSizeTest(t *testing.T, dir, pkg string, sizes map[string]int64, m
 	}
 }
 
+// TestNoMaskBlocks: internal/maskcheck's attention products run in
+// diagonal blocks behind rt.UpperZero's flag by default, and whole with
+// Options.NoMaskBlocks (the generated file then checks no mask and
+// differs from the committed one).
+func TestNoMaskBlocks(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		res, err := Generate([]string{"./internal/maskcheck"}, Options{Dir: "..", Check: true, NoMaskBlocks: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 {
+			t.Fatalf("%d results, want 1", len(res))
+		}
+		src := string(res[0].Content)
+		checks, blocks := strings.Contains(src, "rt.UpperZero("), strings.Contains(src, "Causal {")
+		if checks == off || blocks == off || (res[0].Status == Unchanged) == off {
+			t.Errorf("NoMaskBlocks %v: rt.UpperZero %v, blocks %v, status %v", off, checks, blocks, res[0].Status)
+		}
+	}
+}
+
 // TestNoWinograd: internal/winocheck's convolutions run in rt/wino by
 // default and on the direct kernels with Options.NoWinograd (the
 // generated file then imports no rt/wino and differs from the committed

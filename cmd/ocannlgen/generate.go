@@ -20,7 +20,7 @@ func isPattern(arg string) bool {
 }
 
 // runGenerate runs the go:generate driver: `ocannlgen [-check] [-v]
-// [-tags=...] [-winograd=off] [packages]`.
+// [-tags=...] [-winograd=off] [-masks=off] [packages]`.
 func runGenerate(args []string, stdout, stderr io.Writer) int {
 	var opts gen.Options
 	verbose := false
@@ -35,6 +35,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 			opts.NoWinograd = true
 		case a == "-winograd=on" || a == "--winograd=on":
 			opts.NoWinograd = false
+		case a == "-masks=off" || a == "--masks=off":
+			opts.NoMaskBlocks = true
+		case a == "-masks=on" || a == "--masks=on":
+			opts.NoMaskBlocks = false
 		case strings.HasPrefix(a, "-tags=") || strings.HasPrefix(a, "--tags="):
 			opts.BuildFlags = append(opts.BuildFlags, "-tags="+a[strings.IndexByte(a, '=')+1:])
 		case strings.HasPrefix(a, "-"):

@@ -35,12 +35,14 @@ func main() {
 }
 
 const usage = `usage:
-  ocannlgen [-check] [-v] [-winograd=off] [packages]
+  ocannlgen [-check] [-v] [-winograd=off] [-masks=off] [packages]
                                               generate ocannl_gen.go in every package (default ".")
                                               with //ocannl: directives; -check writes nothing and
                                               exits 1 listing missing or out-of-date files; -v lists
                                               what was written; -winograd=off keeps float32 3x3
-                                              convolutions on the direct kernels (not rt/wino)
+                                              convolutions on the direct kernels (not rt/wino);
+                                              -masks=off runs contractions over a causal mask whole
+                                              (not in diagonal blocks)
   ocannlgen infer [--json] [--loops [--kernels]] [--schedule] [--bf16] FILE|-
                                               infer and print the shape of every named tensor;
                                               --loops adds each operation's projections and loop nest;

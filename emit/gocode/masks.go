@@ -17,12 +17,6 @@ import (
 // [idx[A]][idx[B]] is 0 (docs/design.md, "Masks known at run time").
 type maskFact struct{ M, A, B int }
 
-// maskBlock is the size of the diagonal blocks a contraction over a
-// causal mask runs in: the rows of a block go up to the block's last
-// row, so about (1 - 1/n)/2 of the products of n blocks are skipped
-// (37.5% for the decoder's 128 positions in blocks of 32).
-const maskBlock = 32
-
 // planMasks finds the masks (square float inputs of the kernel that no
 // operation stores) and the zero and dead facts of the kernel's local
 // tensors: a tensor is zero where M is 0 when each of its stores is (a
@@ -37,12 +31,12 @@ func (k *kgen) planMasks() {
 	for t := range k.p.Tensors {
 		ti := &k.p.Tensors[t]
 		pr := k.ts[t].st.param
-		if ti.Kind == inference.Input && len(ti.Dims) == 2 && ti.Dims[0] == ti.Dims[1] && ti.Dims[0] >= 2*maskBlock &&
+		if ti.Kind == inference.Input && len(ti.Dims) == 2 && ti.Dims[0] == ti.Dims[1] && ti.Dims[0] >= 2*k.tgt.Kernels.MaskBlock &&
 			!ti.Padded() && pr != nil && !pr.Output && k.pin[t] == nil && !k.storesTo(t) {
 			masks = append(masks, t)
 		}
 	}
-	if len(masks) == 0 || k.k.Scratch == "" || k.elem != "float32" && k.elem != "float64" {
+	if len(masks) == 0 || k.tgt.Kernels.MaskBlock == 0 || k.k.Scratch == "" || k.elem != "float32" && k.elem != "float64" {
 		return
 	}
 	for _, m := range masks {
@@ -241,14 +235,16 @@ type maskCall struct {
 // maskBlocks plans contraction n (the nest storing st) in diagonal
 // blocks when a fact of its output (dead) or of one operand (zero)
 // relates a kernel axis that can be split (m or n) to another (n or k):
-// the block of rows (or columns) [s0, s0+32) runs the other axis over
-// [0, s0+32) when the fact drops its larger indices, over [s0, end) when
-// it drops the smaller ones. nil when none applies.
+// the block of rows (or columns) [s0, s0+b) runs the other axis over
+// [0, s0+b) when the fact drops its larger indices, over [s0, end) when
+// it drops the smaller ones, where b is the target's Kernels.MaskBlock.
+// nil when none applies.
 func (k *kgen) maskBlocks(n *asm.Nest, st *loopir.Store, loops []*loopir.For) *maskPlan {
 	if len(k.maskFlag) == 0 || n.Spec.Winograd || n.Spec.Kind == asm.MVec || max(n.Spec.N2, 1) != 1 ||
 		max(n.Spec.K2, 1) != 1 || max(n.Spec.K3, 1) != 1 || n.A == n.B || n.C == n.A || n.C == n.B {
 		return nil
 	}
+	mb := k.tgt.Kernels.MaskBlock
 	la, lb, ok := loopir.ProductOf(st)
 	if !ok {
 		return nil
@@ -329,12 +325,12 @@ func (k *kgen) maskBlocks(n *asm.Nest, st *loopir.Store, loops []*loopir.For) *m
 			continue
 		}
 		se, re := ext[sv], ext[rv]
-		if se < 2*maskBlock || re < 2*maskBlock {
+		if se < 2*mb || re < 2*mb {
 			continue
 		}
 		plan := &maskPlan{flag: k.maskFlagName(r.m)}
-		for s0 := 0; s0 < se; s0 += maskBlock {
-			bs := min(maskBlock, se-s0)
+		for s0 := 0; s0 < se; s0 += mb {
+			bs := min(mb, se-s0)
 			r0, r1 := 0, min(re, s0+bs)
 			if !upper {
 				r0, r1 = s0, re
@@ -365,7 +361,7 @@ func (k *kgen) maskBlocks(n *asm.Nest, st *loopir.Store, loops []*loopir.For) *m
 			}
 			plan.blocks = append(plan.blocks, maskCall{spec: spec, zero: zero})
 		}
-		plan.desc = maskDesc(sr, rr, upper)
+		plan.desc = maskDesc(mb, sr, rr, upper)
 		if k.maskForms == nil {
 			k.maskForms = map[[2]int]string{}
 		}
@@ -376,12 +372,12 @@ func (k *kgen) maskBlocks(n *asm.Nest, st *loopir.Store, loops []*loopir.For) *m
 }
 
 // maskDesc says how the blocks run, for the nest's comment.
-func maskDesc(sr, rr byte, upper bool) string {
+func maskDesc(mb int, sr, rr byte, upper bool) string {
 	span := "from 0 to the block's end"
 	if !upper {
 		span = "from the block's start"
 	}
-	return "in blocks of " + strconv.Itoa(maskBlock) + " along " + string(sr) + ", " + string(rr) + " " + span
+	return "in blocks of " + strconv.Itoa(mb) + " along " + string(sr) + ", " + string(rr) + " " + span
 }
 
 // coeffOf is v's coefficient in x.

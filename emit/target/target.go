@@ -219,6 +219,15 @@ type Kernels struct {
 	// 1024x384x1536 product row by row took 1.3 ms, 17% of the product
 	// (AMD EPYC Zen 4, AVX-512).
 	PackStrip int
+	// MaskBlock is the size of the diagonal blocks in which a
+	// contraction over a causal mask runs (emit/gocode masks.go; 0: the
+	// contractions run whole, whatever the mask). The rows of a block go
+	// up to the block's last row, so about (1 - 1/n)/2 of the products of
+	// n blocks are skipped (37.5% for the decoder's 128 positions in
+	// blocks of 32). Measured on Zen 4 (docs/benchmarks.md, "Eighth
+	// session"): the decoder's attention kernels went from 40 to 28 ms a
+	// step in blocks of 32; blocks of 16 and 64 were no faster.
+	MaskBlock int
 }
 
 // Vector is an amd64 vector tier: its registers and register tiles, and
@@ -392,6 +401,7 @@ func kernels() Kernels {
 		GatherMaxK: 32, GatherMaxSteps: 128, GatherUnroll: 32, MVecMaxAcc: 12, MVecMinSteps: 32,
 		MinMapElems: 256, MinCostlyMapElems: 16, MapCallElems: 4096, MinMapRow: 4, MinLocalMapElems: 64,
 		MinReduceElems: 32, MinReduceN: 4, MinAcrossN: 2, RedUnroll: 4, MinPackMACs: 1 << 16, PackStrip: 16,
+		MaskBlock: 32,
 	}
 }
 
