@@ -64,6 +64,11 @@ var stridedFamilies = []string{"kernBF16a", "kernBF16n16a"}
 // byte offset from a, its pairs, B's offset from b in pairs).
 const stridedSig = "(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)"
 
+// panelSig is the Go signature of the kernBF16p kernels: kernBF16's
+// over np panels of B (one after the other) and of C (32 columns
+// apart).
+const panelSig = "(np, kp int, a, b *uint32, c *float32, ldc int, load bool)"
+
 // stubs is kerns_amd64.go: the kernels' Go declarations and their
 // tables by tile height.
 func stubs() []byte {
@@ -84,6 +89,14 @@ package bf16
 			fmt.Fprintf(&b, "\n//go:noescape\nfunc %sr%d%s\n", name, mr, stridedSig)
 		}
 	}
+	for mr := mrZMM; mr >= 1; mr-- {
+		fmt.Fprintf(&b, "\n//go:noescape\nfunc kernBF16pr%d%s\n", mr, panelSig)
+	}
+	fmt.Fprintf(&b, "\n// kernBF16ps are the kernBF16p kernels by tile height (index 0 unused).\nvar kernBF16ps = [...]func%s{nil", panelSig)
+	for mr := 1; mr <= mrZMM; mr++ {
+		fmt.Fprintf(&b, ", kernBF16pr%d", mr)
+	}
+	b.WriteString("}\n")
 	for _, f := range families {
 		fmt.Fprintf(&b, "\n// %ss are the %s kernels by tile height (index 0 unused).\nvar %ss = [...]func(kp int, a, b *%s, c *float32, ldc int, load bool){nil", f.name, f.name, f.name, f.elem)
 		for mr := 1; mr <= f.mr; mr++ {
@@ -147,13 +160,16 @@ func (b *asmBuf) label(l string)               { fmt.Fprintf(&b.Buffer, "%s:\n",
 // panel (row r at r*row bytes, a step's element at +step bytes) and the
 // packed B panel (2 vectors a step).
 func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr, nv int) {
-	kernelA(b, name, doc, zmm, bf, false, mr, nv)
+	kernelA(b, name, doc, zmm, bf, false, false, mr, nv)
 }
 
 // kernelA is kernel, or with strided the kernel reading A in place: row
 // r at r*lda bytes (lda an argument), through four base registers
-// (rows 4g+j at base g plus 0, 1, 2 or 3 times lda).
-func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
+// (rows 4g+j at base g plus 0, 1, 2 or 3 times lda); or with panels
+// the kernel over np B panels one after the other (panel p's steps
+// right after panel p-1's, its tile of C nv vectors to the right), the
+// same A panel for each: one call for a row of tiles.
+func kernelA(b *asmBuf, name, doc string, zmm, bf, strided, panels bool, mr, nv int) {
 	reg, row, vec, nrb := "Y", rowF32, 32, nrYMMByte
 	if zmm {
 		reg, row, vec, nrb = "Z", rowF32, 64, nrZMMByte
@@ -194,6 +210,17 @@ func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 			}
 			return fmt.Sprintf("(%s)", base)
 		}
+	} else if panels {
+		// R9 counts the panels; CX and AX are set per panel.
+		fmt.Fprintf(&b.Buffer, "\n%s\nTEXT ·%s(SB), NOSPLIT, $0-49\n", doc, name)
+		b.f("MOVQ np+0(FP), R9")
+		b.f("MOVQ b+24(FP), BX")
+		b.f("MOVQ c+32(FP), DX")
+		b.f("MOVQ ldc+40(FP), SI")
+		b.f("MOVBLZX load+48(FP), DI")
+		b.label(name + "_panel")
+		b.f("MOVQ kp+8(FP), CX")
+		b.f("MOVQ a+16(FP), AX")
 	} else {
 		fmt.Fprintf(&b.Buffer, "\n%s\nTEXT ·%s(SB), NOSPLIT, $0-41\n", doc, name)
 		b.f("MOVQ kp+0(FP), CX")
@@ -298,13 +325,24 @@ func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 		b.f("JNZ %s_run", name)
 	}
 	b.label(name + "_store")
+	st := "DX"
+	if panels {
+		st = "R8"
+		b.f("MOVQ DX, R8")
+	}
 	for r := range mr {
 		for j := range nv {
-			b.f("VMOVUPS %s, %d(DX)", acc(r, j), j*vec)
+			b.f("VMOVUPS %s, %d(%s)", acc(r, j), j*vec, st)
 		}
 		if r < mr-1 {
-			b.f("ADDQ SI, DX")
+			b.f("ADDQ SI, %s", st)
 		}
+	}
+	if panels {
+		// BX already points at the next panel's first step.
+		b.f("ADDQ $%d, DX", nv*vec)
+		b.f("DECQ R9")
+		b.f("JNZ %s_panel", name)
 	}
 	b.f("VZEROUPPER")
 	b.f("RET")
@@ -337,6 +375,12 @@ func generate() []byte {
 // of A per row and adds the pairwise products with VDPBF16PS.`, mr, mr), true, true, mr, 2)
 	}
 	for mr := mrZMM; mr >= 1; mr-- {
+		kernelA(&b, fmt.Sprintf("kernBF16pr%d", mr), fmt.Sprintf(`// func kernBF16pr%d%s
+// AVX512_BF16: kernBF16r%d over np panels of 32 columns: panel p's kp
+// steps of B right after panel p-1's, its tile of C 32 columns to the
+// right of panel p-1's, the same A panel for each.`, mr, panelSig, mr), true, true, false, true, mr, 2)
+	}
+	for mr := mrZMM; mr >= 1; mr-- {
 		kernel(&b, fmt.Sprintf("kernBF16n16r%d", mr), fmt.Sprintf(`// func kernBF16n16r%d(kp int, a, b *uint32, c *float32, ldc int, load bool)
 // AVX512_BF16: kernBF16r%d on a panel of 16 columns (one ZMM of B).`, mr, mr), true, true, mr, 1)
 	}
@@ -348,7 +392,7 @@ func generate() []byte {
 // pairs: run i's row r at a + runs[i][0] + r*lda bytes (bf16 values
 // already converted, reduction steps contiguous), runs[i][1] pairs,
 // B's panel from its pair runs[i][2]; C loaded (load) or zeroed once,
-// stored once after the last run.`, name, mr, stridedSig, map[int]string{1: "n16", 2: ""}[nv], mr), true, true, true, mr, nv)
+// stored once after the last run.`, name, mr, stridedSig, map[int]string{1: "n16", 2: ""}[nv], mr), true, true, true, false, mr, nv)
 		}
 	}
 	for mr := mrZMM; mr >= 1; mr-- {

@@ -475,6 +475,13 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						panel := blockB[j*steps:]
 						pw := panelWidth(t, nr, ncb-j)
 						if fast && j+pw <= ncb {
+							if t == AVX512BF16 && ad == nil && pw == nr {
+								// Every whole panel from j on in one call.
+								np := (ncb - j) / nr
+								kernBF16ps[rows](np, steps, &aPanel[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+								j += (np - 1) * nr
+								continue
+							}
 							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, &sc.runP, nrun, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
 							continue
 						}

@@ -46,6 +46,9 @@ func layouts() []layout {
 	add("n2groups", Shape{M: 16, N: 3, K: 40, CM: 27, CN: 9, AM: 1, AK: 16, BK: 70, BN: 21, N2: 9, CN2: 1, BN2: 1, Overwrite: true})
 	for m := 1; m <= 15; m++ { // every tile height
 		add(fmt.Sprintf("rows%d", m), Shape{M: m, N: 40, K: 18, CM: 40, CN: 1, AM: 18, AK: 1, BK: 40, BN: 1})
+		// Three whole panels of 32 columns in one kernBF16p call, then
+		// a panel of 16 (C loaded: the second k block).
+		add(fmt.Sprintf("rowswide%d", m), Shape{M: m, N: 100, K: 300, CM: 100, CN: 1, AM: 300, AK: 1, BK: 100, BN: 1})
 	}
 	// A convolution's kernel gradient with the pixel loops folded into
 	// K2 and K3 (rows of A and columns of B contiguous, the reduction in

@@ -232,6 +232,51 @@ func kernBF16n16ar2(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *fl
 //go:noescape
 func kernBF16n16ar1(nrun int, runs *[3]int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)
 
+//go:noescape
+func kernBF16pr14(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr13(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr12(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr11(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr10(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr9(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr8(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr7(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr6(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr5(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr4(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr3(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr2(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16pr1(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+// kernBF16ps are the kernBF16p kernels by tile height (index 0 unused).
+var kernBF16ps = [...]func(np, kp int, a, b *uint32, c *float32, ldc int, load bool){nil, kernBF16pr1, kernBF16pr2, kernBF16pr3, kernBF16pr4, kernBF16pr5, kernBF16pr6, kernBF16pr7, kernBF16pr8, kernBF16pr9, kernBF16pr10, kernBF16pr11, kernBF16pr12, kernBF16pr13, kernBF16pr14}
+
 // kernBF16s are the kernBF16 kernels by tile height (index 0 unused).
 var kernBF16s = [...]func(kp int, a, b *uint32, c *float32, ldc int, load bool){nil, kernBF16r1, kernBF16r2, kernBF16r3, kernBF16r4, kernBF16r5, kernBF16r6, kernBF16r7, kernBF16r8, kernBF16r9, kernBF16r10, kernBF16r11, kernBF16r12, kernBF16r13, kernBF16r14}
 

@@ -11,6 +11,9 @@ var kernF32x512s [15]func(kp int, a, b *float32, c *float32, ldc int, load bool)
 // kernF32x2s is empty in this build (no assembly).
 var kernF32x2s [7]func(kp int, a, b *float32, c *float32, ldc int, load bool)
 
+// kernBF16ps is empty in this build (no assembly).
+var kernBF16ps [15]func(np, kp int, a, b *uint32, c *float32, ldc int, load bool)
+
 // kernBF16n16s is empty in this build (no assembly).
 var kernBF16n16s [15]func(kp int, a, b *uint32, c *float32, ldc int, load bool)
 
