@@ -593,43 +593,42 @@ func writeStateSizeTest(t *testing.T, dir, pkg string, sizes map[string]int64, m
 	}
 }
 
-// TestNoMaskBlocks: internal/maskcheck's attention products run in
-// diagonal blocks behind rt.UpperZero's flag by default, and whole with
-// Options.NoMaskBlocks (the generated file then checks no mask and
-// differs from the committed one).
-func TestNoMaskBlocks(t *testing.T) {
-	for _, off := range []bool{false, true} {
-		res, err := Generate([]string{"./internal/maskcheck"}, Options{Dir: "..", Check: true, NoMaskBlocks: off})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res) != 1 {
-			t.Fatalf("%d results, want 1", len(res))
-		}
-		src := string(res[0].Content)
-		checks, blocks := strings.Contains(src, "rt.UpperZero("), strings.Contains(src, "Causal {")
-		if checks == off || blocks == off || (res[0].Status == Unchanged) == off {
-			t.Errorf("NoMaskBlocks %v: rt.UpperZero %v, blocks %v, status %v", off, checks, blocks, res[0].Status)
-		}
-	}
-}
-
-// TestNoWinograd: internal/winocheck's convolutions run in rt/wino by
-// default and on the direct kernels with Options.NoWinograd (the
-// generated file then imports no rt/wino and differs from the committed
-// one).
-func TestNoWinograd(t *testing.T) {
-	for _, off := range []bool{false, true} {
-		res, err := Generate([]string{"./internal/winocheck"}, Options{Dir: "..", Check: true, NoWinograd: off})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res) != 1 {
-			t.Fatalf("%d results, want 1", len(res))
-		}
-		uses := strings.Contains(string(res[0].Content), "ocannlgen/rt/wino\"")
-		if uses == off || (res[0].Status == Unchanged) == off {
-			t.Errorf("NoWinograd %v: imports rt/wino %v, status %v", off, uses, res[0].Status)
+// TestSwitches: each option that turns a kernel form off changes what
+// its package generates, and only with the option: internal/winocheck's
+// convolutions run in rt/wino by default and on the direct kernels with
+// Options.NoWinograd (no rt/wino import); internal/maskcheck's attention
+// products run in diagonal blocks behind rt.UpperZero's flag by default
+// and whole with Options.NoMaskBlocks (no mask check, no blocks). With
+// the option the file differs from the committed one.
+func TestSwitches(t *testing.T) {
+	for _, c := range []struct {
+		name, pkg string
+		set       func(*Options)
+		marks     []string // in the default output, absent with the option
+	}{
+		{"NoWinograd", "./internal/winocheck", func(o *Options) { o.NoWinograd = true }, []string{"ocannlgen/rt/wino\""}},
+		{"NoMaskBlocks", "./internal/maskcheck", func(o *Options) { o.NoMaskBlocks = true }, []string{"rt.UpperZero(", "Causal {"}},
+	} {
+		for _, off := range []bool{false, true} {
+			opts := Options{Dir: "..", Check: true}
+			if off {
+				c.set(&opts)
+			}
+			res, err := Generate([]string{c.pkg}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 1 {
+				t.Fatalf("%s: %d results, want 1", c.name, len(res))
+			}
+			if (res[0].Status == Unchanged) == off {
+				t.Errorf("%s %v: status %v", c.name, off, res[0].Status)
+			}
+			for _, m := range c.marks {
+				if strings.Contains(string(res[0].Content), m) == off {
+					t.Errorf("%s %v: the output has %q: %v", c.name, off, m, !off)
+				}
+			}
 		}
 	}
 }
